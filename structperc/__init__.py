@@ -1,0 +1,24 @@
+"""structperc: sequence tagging with the averaged structured perceptron.
+
+Chunking, NER, POS tagging and Chinese word segmentation from CoNLL files, plain lists or
+`datasets.Dataset`, with CRFsuite-compatible templates, compiled training and vectorized decoding.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["Tagger", "Corpus", "InputError", "ModelFormatError", "__version__"]
+
+
+def __getattr__(name: str):
+    # Lazy: `import structperc` stays cheap (no numpy-heavy imports until something is used).
+    if name == "Tagger":
+        from structperc.tagger import Tagger
+        return Tagger
+    if name == "Corpus":
+        from structperc.corpus.columns import Corpus
+        return Corpus
+    if name in ("InputError", "ModelFormatError"):
+        from structperc import errors
+        return getattr(errors, name)
+    raise AttributeError(f"module 'structperc' has no attribute {name!r}")

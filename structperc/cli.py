@@ -1,0 +1,165 @@
+"""The `structperc` command: a thin layer that calls one library function per command.
+
+Errors the user can fix (bad input, a damaged model) become a one-line message and exit status 1,
+never a traceback.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from structperc.errors import StructpercError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except StructpercError as exc:
+            raise click.ClickException(str(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="structperc")
+def main() -> None:
+    """Sequence tagging with the averaged structured perceptron.
+
+    \b
+    structperc train --train train.txt --columns word,pos,chunk --model chunker/
+    structperc tag   --model chunker/ < sentences.conll > tagged.conll
+    structperc eval  --model chunker/ test.txt
+    """
+
+
+def _columns(value: str | None) -> list[str] | None:
+    return [c.strip() for c in value.split(",")] if value else None
+
+
+def _progress(epochs: int, quiet: bool):
+    """An epoch callback: a progress bar on a terminal, one line per epoch otherwise."""
+    if quiet:
+        return None, None
+    if sys.stderr.isatty():
+        bar = click.progressbar(length=epochs, label="training", file=sys.stderr,
+                                item_show_func=lambda r: str(r) if r else None, show_pos=True)
+        bar.__enter__()
+
+        def cb(report):
+            if report.epoch == 1 and bar.length != report.epochs:
+                bar.length = report.epochs
+            bar.update(1, report)
+            if report.epoch == report.epochs:
+                bar.render_finish()
+                bar.pos = 0
+        return cb, bar
+
+    def echo(report):
+        click.echo(str(report), err=True)
+    return echo, None
+
+
+@main.command()
+@click.option("--train", "train_path", required=True, metavar="FILE",
+              help="Training corpus: CoNLL columns (.gz ok) or CoNLL-U (.conllu).")
+@click.option("--dev", "dev_path", metavar="FILE", help="Held-out corpus: keep the epoch that scores best on it.")
+@click.option("--dev-split", type=float, default=0.0, show_default=True,
+              help="Hold out this fraction of --train to pick the number of epochs, then retrain on all "
+                   "of it (use instead of --dev to keep the test set unseen).")
+@click.option("--model", "model_path", required=True, metavar="DIR", help="Where to save the model.")
+@click.option("--task", default="chunk", show_default=True,
+              help="Preset of columns, template, label scheme and metric.")
+@click.option("--columns", help="Column names, left to right, e.g. word,pos,chunk ('_' skips one).")
+@click.option("--tag-column", help="Column to predict [default: the last named column].")
+@click.option("--template", help="Template preset (crfsuite, chunk, …) or a file with one template per line.")
+@click.option("--epochs", type=click.IntRange(min=1), help="Passes over the training data [default: task's].")
+@click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Drop attributes seen fewer times in training.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the per-epoch shuffling.")
+@click.option("--scheme", type=click.Choice(["none", "iob1", "iob2", "iobes", "bmes"]),
+              help="Label scheme [default: task's].")
+@click.option("--constrained/--unconstrained", default=None,
+              help="Forbid transitions the scheme does not allow [default: on for span tasks].")
+@click.option("-q", "--quiet", is_flag=True, help="No progress output.")
+def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
+          min_count, seed, scheme, constrained, quiet):
+    """Train a tagger and save it to --model."""
+    from structperc.tagger import Tagger
+
+    target = Path(model_path)
+    if target.exists() and not target.is_dir() and target.suffix != ".zip":
+        raise click.ClickException(f"{model_path}: exists and is not a model directory")
+    tagger = Tagger(task=task, template=template, columns=_columns(columns), tag_column=tag_column,
+                    scheme=scheme, constrained=constrained, epochs=epochs, min_count=min_count,
+                    seed=seed, dev_split=dev_split)
+    callback, _ = _progress(epochs or tagger._task().epochs, quiet)
+    tagger.fit(train_path, dev=dev_path, callback=callback)
+    path = tagger.save(model_path)
+    if not quiet:
+        extra = f", best epoch {tagger.best_epoch_}" if (dev_path or dev_split) else ""
+        click.echo(f"saved {path} ({len(tagger.labels_)} labels, "
+                   f"{tagger.features_.n_state_attributes:,} attributes{extra})", err=True)
+
+
+@main.command()
+@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Where to write [default: standard output].")
+@click.argument("inputs", nargs=-1, metavar="[FILE]...")
+def tag(model_path, output, inputs):
+    """Tag CoNLL sentences (standard input or FILEs): each line comes back with the predicted tag
+    appended as a new last column (a gold tag column, if present, is kept: conlleval reads it)."""
+    from structperc.corpus.conll import is_conllu, iter_conll_chunks, read_conllu, write_conll
+    from structperc.tagger import Tagger
+
+    tagger = Tagger.load(model_path)
+    cols = list(tagger.task_.columns)
+    tag_col = tagger.task_.tag_column
+    optional = (tag_col,) if cols[-1] == tag_col else ()
+    for source in inputs or ("-",):
+        if is_conllu(source):
+            corpus, lines = read_conllu(source, keep_lines=True)
+            chunks = [(corpus, lines)]
+        else:
+            chunks = iter_conll_chunks(source, cols, optional=optional)
+        for corpus, lines in chunks:
+            flat = tagger.predict_corpus(corpus)
+            ptr = corpus.sent_ptr.tolist()
+            write_conll(output, lines, (flat[ptr[i]:ptr[i + 1]] for i in range(len(lines))))
+
+
+@main.command("eval")
+@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--strict", is_flag=True, help="seqeval strict mode (exact scheme-conformant spans).")
+@click.argument("path", metavar="FILE")
+def evaluate(model_path, as_json, strict, path):
+    """Tag a gold-annotated FILE and report scores (span P/R/F1 per type, token accuracy)."""
+    from structperc.metrics import format_report, to_json
+    from structperc.tagger import Tagger
+
+    tagger = Tagger.load(model_path)
+    report = tagger.evaluate(path, strict=strict)
+    click.echo(to_json(report) if as_json else format_report(report))
+
+
+def _register_optional_commands() -> None:
+    try:
+        from structperc.binary.cli import binary_command
+    except ImportError:  # the binary subpackage is optional at development time
+        return
+    main.add_command(binary_command)
+
+
+_register_optional_commands()
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,94 @@
+"""Evaluation reports: seqeval span scores, token accuracy, confusions.
+
+seqeval imports scikit-learn (seconds of start-up), so it is imported inside the functions that make a
+report, never at module import.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Sequence
+
+Tags = Sequence[Sequence[str]]
+
+
+def token_accuracy(gold: Tags, pred: Tags) -> float:
+    """Fraction of tokens whose predicted tag equals the gold tag."""
+    total = correct = 0
+    for g, p in zip(gold, pred):
+        total += len(g)
+        correct += sum(a == b for a, b in zip(g, p))
+    return correct / total if total else 0.0
+
+
+def _seqeval_scheme(scheme: str | None):
+    if scheme in (None, "none", "iob1", "iob2"):
+        return None
+    from seqeval.scheme import IOBES
+    return IOBES
+
+
+def span_f1(gold: Tags, pred: Tags, *, strict: bool = False, scheme: str | None = None) -> float:
+    """Micro span F1 as conlleval computes it (seqeval's default mode), or seqeval's strict mode."""
+    from seqeval.metrics import f1_score
+    kw = {"mode": "strict", "scheme": _seqeval_scheme(scheme) or _iob2()} if strict else {}
+    return float(f1_score([list(g) for g in gold], [list(p) for p in pred], zero_division=0, **kw))
+
+
+def _iob2():
+    from seqeval.scheme import IOB2
+    return IOB2
+
+
+def span_report(gold: Tags, pred: Tags, *, strict: bool = False, scheme: str | None = None) -> dict:
+    """Per-type precision/recall/F1/support plus micro and macro averages and token accuracy."""
+    import warnings
+
+    from seqeval.metrics import classification_report
+    kw = {"mode": "strict", "scheme": _seqeval_scheme(scheme) or _iob2()} if strict else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = classification_report([list(g) for g in gold], [list(p) for p in pred],
+                                    output_dict=True, zero_division=0, **kw)
+    out: dict = {"types": {}, "accuracy": token_accuracy(gold, pred)}
+    for name, row in rep.items():
+        entry = {"precision": float(row["precision"]), "recall": float(row["recall"]),
+                 "f1": float(row["f1-score"]), "support": int(row["support"])}
+        if name.endswith(" avg"):
+            out[name.replace(" avg", "")] = entry
+        else:
+            out["types"][name] = entry
+    return out
+
+
+def confusions(gold: Tags, pred: Tags, top: int = 10) -> list[tuple[str, str, int]]:
+    """The most frequent (gold, predicted) pairs among errors."""
+    counts: Counter = Counter()
+    for g, p in zip(gold, pred):
+        counts.update((a, b) for a, b in zip(g, p) if a != b)
+    return [(a, b, n) for (a, b), n in counts.most_common(top)]
+
+
+def format_report(report: dict) -> str:
+    """A fixed-width text table of a span report or an accuracy report."""
+    lines = []
+    if "types" in report:
+        lines.append(f"{'type':<12} {'precision':>9} {'recall':>9} {'f1':>9} {'support':>9}")
+        rows = sorted(report["types"].items()) + [(k, report[k]) for k in ("micro", "macro", "weighted")
+                                                  if k in report]
+        for name, r in rows:
+            if name == "micro":
+                lines.append("")
+            lines.append(f"{name:<12} {100 * r['precision']:>9.2f} {100 * r['recall']:>9.2f} "
+                         f"{100 * r['f1']:>9.2f} {r['support']:>9d}")
+        lines.append("")
+    if "accuracy" in report:
+        lines.append(f"token accuracy {100 * report['accuracy']:.2f} ({report.get('tokens', '?')} tokens)")
+    if report.get("confusions"):
+        lines.append("top confusions (gold -> predicted: count)")
+        lines.extend(f"  {g} -> {p}: {n}" for g, p, n in report["confusions"])
+    return "\n".join(lines)
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True)

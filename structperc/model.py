@@ -1,0 +1,122 @@
+"""Trained weights and how they score and decode featurized sentences (numpy only, no numba)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from structperc.decode import viterbi_batch
+from structperc.features import Features
+
+#: Tokens decoded per vectorized batch: bounds the (tokens, L + 1, L) transition buffer.
+BATCH_TOKENS = 8192
+
+
+@dataclass
+class Weights:
+    """Weights of a linear-chain model.
+
+    Attributes
+    ----------
+    state : array of float32, shape (n_state_attributes + 1, L)
+        φ_l(x_t, y_t) weights: attribute × label, row-major; the last row is all zeros and is what
+        unknown attributes (id -1) index.
+    trans : array of float32, shape (L + 1, L)
+        φ_k(y_{t-1}, y_t) weights; row L is the ``<bos>`` start state ((L+1)·L features).
+    cond : array of float32, shape (n_transition_attributes + 1, L + 1, L)
+        Transition weights conditioned on an observation (``y[-1]|y[0]|pos[0]`` templates); the
+        last slice is all zeros, as for ``state``.
+    mask : array of float64, shape (L + 1, L)
+        0 or -inf: transitions the label scheme forbids.
+    end : array of float64, shape (L,)
+        0 or -inf: labels a sentence may not end in.
+    """
+
+    state: np.ndarray
+    trans: np.ndarray
+    cond: np.ndarray
+    mask: np.ndarray
+    end: np.ndarray
+
+    @property
+    def n_labels(self) -> int:
+        return self.trans.shape[1]
+
+    def state_scores(self, ids: np.ndarray) -> np.ndarray:
+        """Scores (n, L) of tokens whose attribute ids are ``ids`` (n, K); -1 ids are skipped."""
+        out = np.zeros((ids.shape[0], self.n_labels), dtype=np.float64)
+        _gather_sum(self.state, ids, out)
+        return out
+
+    def transition_scores(self, ids: np.ndarray) -> np.ndarray:
+        """Per-token transition scores (n, L + 1, L), or the shared (L + 1, L) matrix if unconditioned."""
+        base = self.trans.astype(np.float64) + self.mask
+        if ids.shape[1] == 0:
+            return base
+        L = self.n_labels
+        out = np.zeros((ids.shape[0], (L + 1) * L), dtype=np.float64)
+        _gather_sum(self.cond.reshape(len(self.cond), -1), ids, out)
+        return out.reshape(-1, L + 1, L) + base
+
+    def predict(self, feats: Features) -> np.ndarray:
+        """Best label id per token.
+
+        Sentences are sorted by length and decoded in vectorized batches padded to the batch's
+        longest sentence (the decoder carries a finished sentence's scores through the padding).
+        Batching by near-equal length keeps the number of Python-level Viterbi steps (the
+        overhead) small and the padding waste low.
+        """
+        ptr = feats.sent_ptr
+        lengths = np.diff(ptr)
+        out = np.empty(int(ptr[-1]), dtype=np.int32)
+        L = self.n_labels
+        for sents in _length_batches(lengths):
+            lens = lengths[sents]
+            T = int(lens.max())
+            real = np.arange(T)[None, :] < lens[:, None]                # (B, T)
+            tok = np.where(real, ptr[sents][:, None] + np.arange(T), 0)  # padding reads token 0
+            flat = tok.ravel()
+            state = self.state_scores(feats.state[flat]).reshape(len(sents), T, L)
+            trans = self.transition_scores(feats.trans[flat])
+            if trans.ndim == 3:
+                trans = trans.reshape(len(sents), T, L + 1, L)
+            paths = viterbi_batch(state, trans, self.end, lens)
+            out[tok[real]] = paths[real]
+        return out
+
+
+def _length_batches(lengths: np.ndarray) -> list[np.ndarray]:
+    """Sentence indices grouped by similar length (sorted), each group at most `BATCH_TOKENS` padded."""
+    order = np.argsort(lengths, kind="stable")
+    order = order[lengths[order] > 0]
+    batches = []
+    start = 0
+    n = len(order)
+    while start < n:
+        lo = int(lengths[order[start]])
+        stop = start + 1
+        while stop < n:
+            T = int(lengths[order[stop]])
+            if T > lo * 1.25 + 2 or (stop - start + 1) * T > BATCH_TOKENS:
+                break
+            stop += 1
+        batches.append(order[start:stop])
+        start = stop
+    return batches
+
+
+def _gather_sum(table: np.ndarray, ids: np.ndarray, out: np.ndarray) -> None:
+    """out[i] += Σ_k table[ids[i, k]], one vectorized gather per template column.
+
+    ``table`` ends with an all-zero row, so the id -1 (unknown attribute) indexes it and adds nothing:
+    no masking in the loop.
+    """
+    for k in range(ids.shape[1]):
+        out += table[ids[:, k]]
+
+
+def with_zero_row(table: np.ndarray) -> np.ndarray:
+    """``table`` with an extra all-zero row appended (see `_gather_sum`)."""
+    out = np.zeros((table.shape[0] + 1,) + table.shape[1:], dtype=np.float32)
+    out[:-1] = table
+    return out

@@ -1,0 +1,381 @@
+"""`Tagger`: the public API that ties reader → features → trainer → model → decoder together."""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from structperc import __version__
+from structperc.corpus.columns import Corpus
+from structperc.corpus.conll import read_corpus
+from structperc.errors import InputError, ModelFormatError
+from structperc.features import FeatureIndex
+from structperc.labels import LabelSet, transition_mask
+from structperc.model import Weights, with_zero_row
+from structperc.model_io import dense_rows, load_archive, save_archive, sparse_rows
+from structperc.tasks import Task, get_task
+from structperc.templates import PRESETS, parse_templates, preset
+from structperc.trainer import EpochReport, PerceptronState, train_perceptron
+
+
+def resolve_template(template: str | Sequence[str]) -> list[str]:
+    """Template lines from a preset name, a file of one template per line, or a list of lines."""
+    if isinstance(template, str):
+        if template in PRESETS:
+            return preset(template)
+        if os.path.exists(template):
+            with open(template, encoding="utf-8") as fh:
+                return [line.strip() for line in fh if line.strip() and not line.startswith("#")]
+        raise InputError(f"{template!r} is neither a template preset ({', '.join(sorted(PRESETS))}) "
+                         "nor a template file")
+    return list(template)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class Tagger:
+    """A sequence tagger trained with the averaged structured perceptron.
+
+    Parameters (keyword-only, stored as given; checked when fitting)
+    ----------------------------------------------------------------
+    task : {"chunk", "ner", "pos", "cws"}
+        Preset for columns, template, label scheme and metric.
+    template : str or list of str, optional
+        A preset name (``"crfsuite"``, ``"chunk"``, …), a template file, or template lines.
+    columns : list of str, optional
+        Column names of CoNLL input, left to right (``_`` skips one).
+    tag_column : str, optional
+        The column to predict.
+    scheme : {"none", "iob1", "iob2", "iobes", "bmes"}, optional
+    constrained : bool, optional
+        Forbid transitions the scheme does not allow, in training and decoding.
+    epochs : int, optional
+    min_count : int
+        Drop attributes seen fewer times in training.
+    seed : int
+        Fixes the shuffling of every epoch: the same data and seed give the same model.
+    dev_split : float
+        Hold out this fraction of the training sentences to pick the best epoch.
+    refit : bool
+        With ``dev_split``, retrain on all the data for the chosen number of epochs.
+
+    Attributes
+    ----------
+    labels_ : list of str
+    features_ : FeatureIndex
+    weights_ : Weights
+    best_epoch_ : int
+    history_ : list of EpochReport
+
+    Examples
+    --------
+    >>> tagger = Tagger.train([["the", "cat", "sat"], ["a", "dog", "ran"]],
+    ...                       [["B-NP", "I-NP", "B-VP"], ["B-NP", "I-NP", "B-VP"]],
+    ...                       columns=["word", "chunk"], template=["w[0]", "w[-1]"], epochs=3)
+    >>> tagger.tag(["the", "dog", "sat"])
+    ['B-NP', 'I-NP', 'B-VP']
+    """
+
+    def __init__(self, *, task: str = "chunk", template: str | Sequence[str] | None = None,
+                 columns: Sequence[str] | None = None, tag_column: str | None = None,
+                 scheme: str | None = None, constrained: bool | None = None, epochs: int | None = None,
+                 min_count: int = 1, seed: int = 0, dev_split: float = 0.0, refit: bool = True):
+        self.task = task
+        self.template = template
+        self.columns = columns
+        self.tag_column = tag_column
+        self.scheme = scheme
+        self.constrained = constrained
+        self.epochs = epochs
+        self.min_count = min_count
+        self.seed = seed
+        self.dev_split = dev_split
+        self.refit = refit
+
+    # ------------------------------------------------------------ configuration
+    def _task(self) -> Task:
+        cols = tuple(self.columns) if self.columns is not None else None
+        tag = self.tag_column
+        if cols is not None and tag is None:
+            tag = [c for c in cols if c != "_"][-1]
+        return get_task(self.task, columns=cols, tag_column=tag, scheme=self.scheme,
+                        constrained=self.constrained, epochs=self.epochs)
+
+    def _check_params(self, task: Task) -> None:
+        if not isinstance(self.epochs if self.epochs is not None else task.epochs, int) or task.epochs < 1:
+            raise InputError(f"epochs must be a positive integer, got {task.epochs!r}")
+        if not isinstance(self.min_count, int) or self.min_count < 1:
+            raise InputError(f"min_count must be a positive integer, got {self.min_count!r}")
+        if not 0.0 <= float(self.dev_split) < 1.0:
+            raise InputError(f"dev_split must be in [0, 1), got {self.dev_split!r}")
+        if task.tag_column not in task.columns:
+            raise InputError(f"tag column {task.tag_column!r} is not among the columns "
+                             f"{list(task.columns)}")
+
+    # -------------------------------------------------------------- data input
+    def _corpus(self, X: Any, y: Any = None, *, need_tags: bool, task: Task | None = None) -> Corpus:
+        task = task or self.task_
+        tag = task.tag_column
+        if isinstance(X, Corpus):
+            corpus = X
+        elif isinstance(X, (str, os.PathLike)):
+            optional = () if need_tags or task.columns[-1] != tag else (tag,)
+            corpus = read_corpus(X, task.columns, optional=optional)
+        elif _is_dataset(X):
+            from structperc.corpus.hf import corpus_from_dataset
+            corpus = corpus_from_dataset(X, task)
+        elif isinstance(X, Sequence):
+            inputs = [c for c in task.columns if c not in ("_", tag)]
+            sents = [list(s) for s in X]
+            if sents and sents[0] and isinstance(sents[0][0], (tuple, list)):
+                cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(inputs)}
+                for si, s in enumerate(sents):
+                    if any(len(tok) != len(inputs) for tok in s):
+                        raise InputError(f"sentence {si}: every token needs {len(inputs)} values "
+                                         f"({', '.join(inputs)})")
+            else:
+                cols = {inputs[0]: sents}
+                if len(inputs) > 1:
+                    raise InputError(f"this model reads {len(inputs)} columns ({', '.join(inputs)}): "
+                                     "give each token as a tuple")
+            first = next(iter(cols))
+            corpus = Corpus.from_sentences(cols[first], y, extra={k: v for k, v in cols.items()
+                                                                  if k != first},
+                                           token_column=first, tag_column=tag)
+        else:
+            raise InputError(f"cannot read training data of type {type(X).__name__}")
+        if need_tags and tag not in corpus.columns:
+            raise InputError(f"no {tag!r} column with gold tags", corpus.source)
+        if len(corpus) == 0:
+            raise InputError("no sentences", corpus.source)
+        return corpus
+
+    # ----------------------------------------------------------------- training
+    def fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
+            dev_y: Sequence[Sequence[str]] | None = None,
+            callback: Callable[[EpochReport], None] | None = None) -> "Tagger":
+        """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
+
+        With ``dev`` (or ``dev_split``) the epoch scoring best on it is kept.
+        """
+        task = self._task()
+        self._check_params(task)
+        self.task_ = task
+        corpus = self._corpus(X, y, need_tags=True, task=task)
+        dev_corpus = self._corpus(dev, dev_y, need_tags=True, task=task) if dev is not None else None
+        template_lines = resolve_template(self.template if self.template is not None else task.template)
+        self.template_lines_ = template_lines
+        epochs = task.epochs
+        if dev_corpus is None and self.dev_split:
+            rng = np.random.default_rng(self.seed)
+            order = rng.permutation(len(corpus))
+            n_dev = max(1, int(round(self.dev_split * len(corpus))))
+            held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
+            probe = self._fit_once(corpus.select(kept), corpus.select(held), template_lines, epochs,
+                                   callback)
+            self.dev_history_ = probe.history_
+            if not self.refit:
+                self.__dict__.update({k: v for k, v in probe.__dict__.items() if k.endswith("_")})
+                return self
+            epochs = probe.best_epoch_
+        fitted = self._fit_once(corpus, dev_corpus, template_lines, epochs, callback)
+        self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
+        self.provenance_["sources"] = _sources(X, corpus)
+        return self
+
+    def _fit_once(self, corpus: Corpus, dev: Corpus | None, template_lines: list[str], epochs: int,
+                  callback) -> "Tagger":
+        task = self.task_
+        out = Tagger(**self.get_params())
+        out.task_ = task
+        out.template_lines_ = template_lines
+        templates = parse_templates(template_lines)
+        missing = sorted({p.atom.column for t in templates for p in t.parts} - set(corpus.columns))
+        if missing:
+            raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
+                             f"(columns: {', '.join(corpus.columns)})", corpus.source)
+        labels = LabelSet(corpus.columns[task.tag_column])
+        y = labels.encode(corpus.columns[task.tag_column])
+        features = FeatureIndex(templates, self.min_count)
+        feats = features.fit_transform(corpus)
+        mask, end = transition_mask(labels.labels, task.scheme if task.constrained else "none")
+        out.labels_ = labels.labels
+        out.label_set_ = labels
+        out.features_ = features
+        dev_score = None
+        if dev is not None:
+            dev_feats = features.transform(dev)
+            gold = list(dev.sentences(task.tag_column))
+
+            def dev_score(weights: Weights) -> float:
+                pred = _split_tags(labels.decode(weights.predict(dev_feats)), dev.sent_ptr)
+                return out._score(gold, pred)
+        history: list[EpochReport] = []
+
+        def report(r: EpochReport) -> None:
+            history.append(r)
+            if callback is not None:
+                callback(r)
+        state = PerceptronState.zeros(features.n_state_attributes, features.n_transition_attributes,
+                                      len(labels))
+        out.weights_, out.best_epoch_ = train_perceptron(
+            feats, y, state, mask=mask, end=end, epochs=epochs, seed=self.seed,
+            dev_score=dev_score, callback=report)
+        out.history_ = history
+        out.provenance_ = {
+            "structperc_version": __version__, "date": datetime.datetime.now(datetime.timezone.utc)
+            .isoformat(timespec="seconds"), "epochs": epochs, "best_epoch": out.best_epoch_,
+            "seed": self.seed, "dev_score": max((r.dev_score for r in history if r.dev_score is not None),
+                                                default=None),
+            "n_sentences": len(corpus), "n_tokens": corpus.n_tokens}
+        return out
+
+    @classmethod
+    def train(cls, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
+              dev_y: Sequence[Sequence[str]] | None = None,
+              callback: Callable[[EpochReport], None] | None = None, **params) -> "Tagger":
+        """Construct with ``params`` and fit; see `Tagger` and `Tagger.fit`."""
+        return cls(**params).fit(X, y, dev=dev, dev_y=dev_y, callback=callback)
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in ("task", "template", "columns", "tag_column", "scheme",
+                                              "constrained", "epochs", "min_count", "seed",
+                                              "dev_split", "refit")}
+
+    # ------------------------------------------------------------------ tagging
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "weights_"):
+            raise RuntimeError("this Tagger is not trained yet: call fit() or Tagger.load()")
+
+    def predict_corpus(self, corpus: Corpus) -> list[str]:
+        """Predicted tag of every token of ``corpus`` (flat, in corpus order)."""
+        self._check_fitted()
+        feats = self.features_.transform(corpus)
+        return self.label_set_.decode(self.weights_.predict(feats))
+
+    def predict(self, X: Any) -> list[list[str]]:
+        """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`)."""
+        self._check_fitted()
+        corpus = self._corpus(X, None, need_tags=False)
+        return _split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
+
+    def tag(self, sentence: Sequence[Any]) -> list[str]:
+        """Tags of one sentence: a list of tokens, or of tuples when the model reads several columns."""
+        if isinstance(sentence, str):
+            raise InputError("tag() takes a list of tokens, not a string")
+        if not len(sentence):
+            return []
+        return self.predict([sentence])[0]
+
+    # --------------------------------------------------------------- evaluation
+    def _score(self, gold: list[list[str]], pred: list[list[str]]) -> float:
+        from structperc.metrics import span_f1, token_accuracy
+        if self.task_.metric == "span":
+            return span_f1(gold, pred)
+        return token_accuracy(gold, pred)
+
+    def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False) -> dict:
+        """A report on gold-tagged data: span P/R/F1 per type (span tasks) and token accuracy."""
+        from structperc.metrics import confusions, span_report, token_accuracy
+        corpus = self._corpus(X, y, need_tags=True)
+        gold = list(corpus.sentences(self.task_.tag_column))
+        pred = _split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
+        if self.task_.metric == "span":
+            report = span_report(gold, pred, strict=strict, scheme=self.task_.scheme)
+        else:
+            report = {"accuracy": token_accuracy(gold, pred), "confusions": confusions(gold, pred)}
+        report["tokens"] = corpus.n_tokens
+        report["sentences"] = len(corpus)
+        return report
+
+    def score(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> float:
+        """The task's headline number: span F1 or token accuracy."""
+        r = self.evaluate(X, y)
+        return r["micro"]["f1"] if "micro" in r else r["accuracy"]
+
+    # ---------------------------------------------------------- saving/loading
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model atomically to directory ``path`` (see `structperc.model_io`)."""
+        self._check_fitted()
+        meta_f, arrays = self.features_.state_dict()
+        w = self.weights_
+        for name, arr in (("state", w.state[:-1]), ("cond", w.cond[:-1])):
+            for part, values in sparse_rows(arr).items():
+                arrays[f"{name}_{part}"] = values
+        arrays["trans"] = w.trans.astype(np.float32)
+        t = self.task_
+        meta = {
+            "labels": self.labels_, "task": t.name, "columns": list(t.columns),
+            "tag_column": t.tag_column, "scheme": t.scheme, "constrained": t.constrained,
+            "metric": t.metric, "templates": self.template_lines_, "features": meta_f,
+            "shapes": {"state": list(w.state[:-1].shape), "cond": list(w.cond[:-1].shape)},
+            "params": {k: v for k, v in self.get_params().items() if k != "template"},
+            "provenance": self.provenance_,
+        }
+        return save_archive(path, meta, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Tagger":
+        """Read a model written by `save`; damaged or foreign files raise `ModelFormatError`."""
+        meta, arrays = load_archive(path)
+        try:
+            t = meta
+            tagger = cls(**{k: v for k, v in t["params"].items() if k in cls().get_params()})
+            tagger.template = t["templates"]
+            tagger.task_ = Task(t["task"], tuple(t["columns"]), t["tag_column"], "", t["scheme"],
+                                t["metric"], bool(t["constrained"]))
+            tagger.template_lines_ = list(t["templates"])
+            templates = parse_templates(tagger.template_lines_)
+            tagger.features_ = FeatureIndex.from_state(templates, t["features"], arrays)
+            tagger.labels_ = list(t["labels"])
+            tagger.label_set_ = LabelSet(tagger.labels_)
+            if tagger.label_set_.labels != tagger.labels_:
+                raise ValueError("labels are not sorted and unique")
+            L = len(tagger.labels_)
+            shapes = t["shapes"]
+            if shapes["state"] != [tagger.features_.n_state_attributes, L] or \
+                    shapes["cond"] != [tagger.features_.n_transition_attributes, L + 1, L]:
+                raise ValueError("weight shapes do not match the feature tables")
+            state = dense_rows({k: arrays[f"state_{k}"] for k in ("indptr", "indices", "values")},
+                               tuple(shapes["state"]))
+            cond = dense_rows({k: arrays[f"cond_{k}"] for k in ("indptr", "indices", "values")},
+                              tuple(shapes["cond"]))
+            trans = np.asarray(arrays["trans"], dtype=np.float32)
+            if trans.shape != (L + 1, L):
+                raise ValueError("transition weights have the wrong shape")
+            mask, end = transition_mask(tagger.labels_, t["scheme"] if t["constrained"] else "none")
+            tagger.weights_ = Weights(with_zero_row(state), trans, with_zero_row(cond), mask, end)
+            tagger.best_epoch_ = t["provenance"].get("best_epoch")
+            tagger.provenance_ = t["provenance"]
+            tagger.history_ = []
+        except ModelFormatError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, InputError) as exc:
+            raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
+                from None
+        return tagger
+
+
+def _split_tags(flat: list[str], ptr: np.ndarray) -> list[list[str]]:
+    p = ptr.tolist()
+    return [flat[p[i]:p[i + 1]] for i in range(len(p) - 1)]
+
+
+def _is_dataset(X: Any) -> bool:
+    return type(X).__module__.startswith("datasets.") and hasattr(X, "features")
+
+
+def _sources(X: Any, corpus: Corpus) -> list[dict]:
+    if isinstance(X, (str, os.PathLike)) and os.path.isfile(X):
+        return [{"name": os.path.basename(str(X)), "sha256": file_sha256(X)}]
+    return [{"name": corpus.source}]

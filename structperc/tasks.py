@@ -1,0 +1,34 @@
+"""Task presets: the columns, template, label scheme and metric each task starts from.
+
+Every field can be overridden; a preset only saves typing the usual choice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from structperc.errors import InputError
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    columns: tuple[str, ...]
+    tag_column: str
+    template: str
+    scheme: str
+    metric: str            # "span" (seqeval) or "accuracy"
+    constrained: bool
+    epochs: int = 10
+    extra: dict = field(default_factory=dict)
+
+
+TASKS: dict[str, Task] = {
+    "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 12),
+}
+
+
+def get_task(name: str, **overrides) -> Task:
+    """The preset called ``name`` with the non-None ``overrides`` applied."""
+    if name not in TASKS:
+        raise InputError(f"unknown task {name!r} (known: {', '.join(sorted(TASKS))})")
+    return replace(TASKS[name], **{k: v for k, v in overrides.items() if v is not None})

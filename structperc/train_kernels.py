@@ -1,0 +1,159 @@
+"""Compiled inner loops of training: scoring, Viterbi and the perceptron update on integer arrays.
+
+Everything here takes numpy arrays of fixed dtypes (int32 ids, int64 offsets, float32 weights, float64
+averaging sums) so numba compiles each function once and caches it on disk.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def viterbi(state, trans, end, path):
+    """Best label path of one sentence.
+
+    Parameters
+    ----------
+    state : array of float64, shape (T, L)
+        ``state[t, y]``: score of label y at position t.
+    trans : array of float64, shape (T, L + 1, L) or (1, L + 1, L)
+        ``trans[t, p, y]``: score of moving from label p to y into position t; row L is ``<bos>``
+        (only ``trans[0, L]`` is read at t = 0, only rows < L after). With one slice it is shared
+        by every position.
+    end : array of float64, shape (L,)
+        Score of ending in each label (0, or -inf where a scheme forbids it).
+    path : array of int32, shape (T,)
+        Filled with the best path; ties go to the lowest label id.
+
+    Returns
+    -------
+    float
+        The path's score.
+    """
+    T, L = state.shape
+    per_token = trans.shape[0] == T
+    delta = np.empty((T, L))
+    back = np.zeros((T, L), dtype=np.int32)
+    for y in range(L):
+        delta[0, y] = state[0, y] + trans[0, L, y]
+    for t in range(1, T):
+        tr = trans[t if per_token else 0]
+        for y in range(L):
+            best = -np.inf
+            arg = 0
+            for p in range(L):  # strict > keeps the lowest p on ties
+                s = delta[t - 1, p] + tr[p, y]
+                if s > best:
+                    best = s
+                    arg = p
+            delta[t, y] = best + state[t, y]
+            back[t, y] = arg
+    best = -np.inf
+    arg = 0
+    for y in range(L):
+        s = delta[T - 1, y] + end[y]
+        if s > best:
+            best = s
+            arg = y
+    path[T - 1] = arg
+    for t in range(T - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return best
+
+
+@njit(cache=True, nogil=True)
+def sentence_scores(X, XT, a, b, W, Wt, Wc, mask, state, trans):
+    """Fill ``state[:T]`` and ``trans[:T]`` for tokens ``a:b`` (T = b - a) from current weights.
+
+    Without observation-conditioned templates only ``trans[0]`` is filled: it serves every position.
+    """
+    L = W.shape[1]
+    for t in range(b - a):
+        for y in range(L):
+            state[t, y] = 0.0
+        for k in range(X.shape[1]):
+            at = X[a + t, k]
+            if at >= 0:
+                for y in range(L):
+                    state[t, y] += W[at, y]
+        if t > 0 and XT.shape[1] == 0:
+            continue  # unconditioned: trans[0] serves every position
+        for p in range(L + 1):
+            for y in range(L):
+                trans[t, p, y] = Wt[p, y] + mask[p, y]
+        for k in range(XT.shape[1]):
+            at = XT[a + t, k]
+            if at >= 0:
+                for p in range(L + 1):
+                    for y in range(L):
+                        trans[t, p, y] += Wc[at, p, y]
+
+
+@njit(cache=True, nogil=True)
+def _add(X, XT, row, g_prev, g, delta, c, W, U, Wt, Ut, Wc, Uc, state_too):
+    """Add ``delta`` times the features of (row, g_prev → g) to the weights, ``c·delta`` to the sums."""
+    if state_too:
+        for k in range(X.shape[1]):
+            at = X[row, k]
+            if at >= 0:
+                W[at, g] += delta
+                U[at, g] += c * delta
+    Wt[g_prev, g] += delta
+    Ut[g_prev, g] += c * delta
+    for k in range(XT.shape[1]):
+        at = XT[row, k]
+        if at >= 0:
+            Wc[at, g_prev, g] += delta
+            Uc[at, g_prev, g] += c * delta
+
+
+@njit(cache=True, nogil=True)
+def train_epoch(order, sent_ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len):
+    """One pass of the averaged structured perceptron (Collins 2002) over ``order``.
+
+    On a wrong Viterbi path, w += φ(x, y) − φ(x, ŷ): only positions where the gold and predicted
+    labels (or label pairs) differ contribute, the rest cancels. Averaging uses the running-sum
+    trick: ``U`` accumulates ``c·Δ`` where ``c`` counts the instances seen before this one, so the
+    average of the weights after every instance is ``W − U / c_final``.
+
+    Returns
+    -------
+    (int, int, int)
+        Sentences with a mistake, tokens mislabelled, and the updated instance counter c.
+    """
+    L = W.shape[1]
+    state = np.empty((max_len, L))
+    trans = np.empty((max_len, L + 1, L))
+    path = np.empty(max_len, dtype=np.int32)
+    mistakes = 0
+    token_errors = 0
+    for s in order:
+        a = sent_ptr[s]
+        b = sent_ptr[s + 1]
+        T = b - a
+        if T == 0:
+            c += 1
+            continue
+        sentence_scores(X, XT, a, b, W, Wt, Wc, mask, state, trans)
+        viterbi(state[:T], trans[:T] if XT.shape[1] else trans[:1], end, path[:T])
+        wrong = False
+        for t in range(T):
+            if path[t] != y[a + t]:
+                wrong = True
+                break
+        if wrong:
+            mistakes += 1
+            cf = float(c)
+            for t in range(T):
+                g = y[a + t]
+                p = path[t]
+                g_prev = L if t == 0 else y[a + t - 1]
+                p_prev = L if t == 0 else path[t - 1]
+                if g != p:
+                    token_errors += 1
+                if g != p or g_prev != p_prev:
+                    _add(X, XT, a + t, g_prev, g, 1.0, cf, W, U, Wt, Ut, Wc, Uc, g != p)
+                    _add(X, XT, a + t, p_prev, p, -1.0, cf, W, U, Wt, Ut, Wc, Uc, g != p)
+        c += 1
+    return mistakes, token_errors, c

@@ -1,0 +1,155 @@
+"""The averaged structured perceptron trainer: epochs, shuffling, averaging, progress, best epoch.
+
+The trainer sees integer arrays only (features, label ids) and hands back `Weights`; strings, files
+and metrics stay with the caller, which passes a ``dev_score`` function if it wants model selection.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from structperc.features import Features
+from structperc.model import Weights, with_zero_row
+
+
+@dataclass
+class EpochReport:
+    """What one epoch did, for progress bars and logs."""
+
+    epoch: int
+    epochs: int
+    mistakes: int
+    token_errors: int
+    n_sentences: int
+    n_tokens: int
+    seconds: float
+    dev_score: float | None = None
+    best: bool = False
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.n_tokens / self.seconds if self.seconds > 0 else float("inf")
+
+    def __str__(self) -> str:
+        dev = f"  dev {100 * self.dev_score:.2f}{' *' if self.best else ''}" \
+            if self.dev_score is not None else ""
+        return (f"epoch {self.epoch}/{self.epochs}  mistakes {self.mistakes}/{self.n_sentences} "
+                f"sentences  {self.token_errors} tokens{dev}  {self.seconds:.2f} s  "
+                f"{self.tokens_per_second:,.0f} tokens/s")
+
+
+@dataclass
+class PerceptronState:
+    """Everything training needs to continue exactly where it was (weights, sums, counter, RNG)."""
+
+    W: np.ndarray          # (A, L) float32: current state weights (integers, exact in float32)
+    U: np.ndarray          # (A, L) float64: running sum of c·Δ for averaging
+    Wt: np.ndarray         # (L + 1, L) float32
+    Ut: np.ndarray         # (L + 1, L) float64
+    Wc: np.ndarray         # (AT, L + 1, L) float32
+    Uc: np.ndarray         # (AT, L + 1, L) float64
+    c: int = 0             # instances processed so far
+    epoch: int = 0         # epochs completed
+    rng_state: dict = field(default_factory=dict)
+
+    @classmethod
+    def zeros(cls, n_attributes: int, n_transition_attributes: int, n_labels: int) -> "PerceptronState":
+        L = n_labels
+        return cls(np.zeros((n_attributes, L), np.float32), np.zeros((n_attributes, L)),
+                   np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L)),
+                   np.zeros((n_transition_attributes, L + 1, L), np.float32),
+                   np.zeros((n_transition_attributes, L + 1, L)))
+
+    def averaged(self, mask: np.ndarray, end: np.ndarray) -> Weights:
+        """Collins' average of the weights after every instance so far: W − U / c."""
+        inv = 1.0 / self.c if self.c else 0.0
+        return Weights(with_zero_row(self.W - self.U * inv),
+                       (self.Wt - self.Ut * inv).astype(np.float32),
+                       with_zero_row(self.Wc - self.Uc * inv), mask, end)
+
+
+def train_perceptron(
+    feats: Features,
+    y: np.ndarray,
+    state: PerceptronState,
+    *,
+    mask: np.ndarray,
+    end: np.ndarray,
+    epochs: int = 10,
+    seed: int = 0,
+    shuffle: bool = True,
+    dev_score: Callable[[Weights], float] | None = None,
+    callback: Callable[[EpochReport], None] | None = None,
+    on_epoch_end: Callable[[PerceptronState], None] | None = None,
+) -> tuple[Weights, int]:
+    """Train (or continue training) until ``state.epoch == epochs``.
+
+    Parameters
+    ----------
+    feats, y
+        Featurized training sentences and their gold label ids (int32, one per token).
+    state
+        Weights and sums to start from (`PerceptronState.zeros` for a fresh model).
+    mask, end
+        Transition and end penalties of the label scheme (see `structperc.labels.transition_mask`).
+    epochs, seed, shuffle
+        Passes over the data; the seed fixes the order of every epoch, so runs are reproducible.
+    dev_score
+        Scores averaged weights on held-out data (higher is better); the best epoch is returned.
+    callback
+        Receives an `EpochReport` after every epoch.
+    on_epoch_end
+        Receives the state after every epoch (checkpoints).
+
+    Returns
+    -------
+    (Weights, int)
+        Averaged weights (of the best dev epoch if ``dev_score`` is given, else of the last) and the
+        epoch they come from.
+
+    References
+    ----------
+    M. Collins. Discriminative training methods for hidden Markov models: theory and experiments
+    with perceptron algorithms. EMNLP 2002.
+    """
+    from structperc import train_kernels  # numba is imported only when training
+
+    y = np.ascontiguousarray(y, dtype=np.int32)
+    X = np.ascontiguousarray(feats.state, dtype=np.int32)
+    XT = np.ascontiguousarray(feats.trans, dtype=np.int32)
+    ptr = np.ascontiguousarray(feats.sent_ptr, dtype=np.int64)
+    n_sent = len(ptr) - 1
+    n_tok = int(ptr[-1])
+    max_len = int(np.diff(ptr).max()) if n_sent else 0
+    mask = np.ascontiguousarray(mask, dtype=np.float64)
+    end = np.ascontiguousarray(end, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    if state.rng_state:
+        rng.bit_generator.state = state.rng_state
+    best: tuple[float, Weights, int] | None = None
+    while state.epoch < epochs:
+        started = time.perf_counter()
+        order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
+        mistakes, token_errors, state.c = train_kernels.train_epoch(
+            order, ptr, X, XT, y, state.W, state.U, state.Wt, state.Ut, state.Wc, state.Uc,
+            mask, end, state.c, max_len)
+        state.epoch += 1
+        state.rng_state = rng.bit_generator.state
+        seconds = time.perf_counter() - started
+        report = EpochReport(state.epoch, epochs, int(mistakes), int(token_errors), n_sent, n_tok, seconds)
+        if dev_score is not None:
+            weights = state.averaged(mask, end)
+            report.dev_score = float(dev_score(weights))
+            if best is None or report.dev_score > best[0]:
+                best = (report.dev_score, weights, state.epoch)
+                report.best = True
+        if on_epoch_end is not None:
+            on_epoch_end(state)
+        if callback is not None:
+            callback(report)
+    if best is not None:
+        return best[1], best[2]
+    return state.averaged(mask, end), state.epoch
