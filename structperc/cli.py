@@ -84,13 +84,15 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True,
               help="Drop attributes seen fewer times in training.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the per-epoch shuffling.")
-@click.option("--scheme", type=click.Choice(["none", "iob1", "iob2", "iobes", "bmes"]),
-              help="Label scheme [default: task's].")
+@click.option("--scheme", type=click.Choice(["none", "iob1", "iob2", "iobes", "bilou", "bmes"]),
+              help="Tag scheme of the data [default: task's].")
 @click.option("--constrained/--unconstrained", default=None,
               help="Forbid transitions the scheme does not allow [default: on for span tasks].")
+@click.option("--encoding", type=click.Choice(["iob1", "iob2", "iobes"]),
+              help="Span scheme the model learns in; output keeps the data's scheme [default: iobes].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
-          min_count, seed, scheme, constrained, quiet):
+          min_count, seed, scheme, constrained, encoding, quiet):
     """Train a tagger and save it to --model."""
     from structperc.tagger import Tagger
 
@@ -98,7 +100,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
     if target.exists() and not target.is_dir() and target.suffix != ".zip":
         raise click.ClickException(f"{model_path}: exists and is not a model directory")
     tagger = Tagger(task=task, template=template, columns=_columns(columns), tag_column=tag_column,
-                    scheme=scheme, constrained=constrained, epochs=epochs, min_count=min_count,
+                    scheme=scheme, constrained=constrained, encoding=encoding, epochs=epochs,
+                    min_count=min_count,
                     seed=seed, dev_split=dev_split)
     callback, _ = _progress(epochs or tagger._task().epochs, quiet)
     tagger.fit(train_path, dev=dev_path, callback=callback)

@@ -16,6 +16,7 @@ from structperc.errors import InputError, ModelFormatError
 from structperc.features import FeatureIndex
 from structperc.labels import LabelSet, transition_mask
 from structperc.model import Weights, with_zero_row
+from structperc.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model_io import dense_rows, load_archive, save_archive, sparse_rows
 from structperc.tasks import Task, get_task
 from structperc.templates import PRESETS, parse_templates, preset
@@ -59,6 +60,9 @@ class Tagger:
     scheme : {"none", "iob1", "iob2", "iobes", "bmes"}, optional
     constrained : bool, optional
         Forbid transitions the scheme does not allow, in training and decoding.
+    encoding : {"iob1", "iob2", "iobes"}, optional
+        Span scheme the model is trained in (default for span tasks: IOBES, whatever the data's
+        scheme); predictions come back in the data's ``scheme``.
     epochs : int, optional
     min_count : int
         Drop attributes seen fewer times in training.
@@ -88,7 +92,8 @@ class Tagger:
 
     def __init__(self, *, task: str = "chunk", template: str | Sequence[str] | None = None,
                  columns: Sequence[str] | None = None, tag_column: str | None = None,
-                 scheme: str | None = None, constrained: bool | None = None, epochs: int | None = None,
+                 scheme: str | None = None, constrained: bool | None = None,
+                 encoding: str | None = None, epochs: int | None = None,
                  min_count: int = 1, seed: int = 0, dev_split: float = 0.0, refit: bool = True):
         self.task = task
         self.template = template
@@ -96,6 +101,7 @@ class Tagger:
         self.tag_column = tag_column
         self.scheme = scheme
         self.constrained = constrained
+        self.encoding = encoding
         self.epochs = epochs
         self.min_count = min_count
         self.seed = seed
@@ -109,7 +115,7 @@ class Tagger:
         if cols is not None and tag is None:
             tag = [c for c in cols if c != "_"][-1]
         return get_task(self.task, columns=cols, tag_column=tag, scheme=self.scheme,
-                        constrained=self.constrained, epochs=self.epochs)
+                        constrained=self.constrained, epochs=self.epochs, encoding=self.encoding)
 
     def _check_params(self, task: Task) -> None:
         if not isinstance(self.epochs if self.epochs is not None else task.epochs, int) or task.epochs < 1:
@@ -118,6 +124,10 @@ class Tagger:
             raise InputError(f"min_count must be a positive integer, got {self.min_count!r}")
         if not 0.0 <= float(self.dev_split) < 1.0:
             raise InputError(f"dev_split must be in [0, 1), got {self.dev_split!r}")
+        if task.metric == "span" and (task.scheme not in SPAN_SCHEMES
+                                      or task.model_scheme not in ("iob1", "iob2", "iobes")):
+            raise InputError(f"span tasks need a span scheme (data: {task.scheme!r}, model: "
+                             f"{task.model_scheme!r}; known: {', '.join(SPAN_SCHEMES)})")
         if task.tag_column not in task.columns:
             raise InputError(f"tag column {task.tag_column!r} is not among the columns "
                              f"{list(task.columns)}")
@@ -204,11 +214,12 @@ class Tagger:
         if missing:
             raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
                              f"(columns: {', '.join(corpus.columns)})", corpus.source)
-        labels = LabelSet(corpus.columns[task.tag_column])
-        y = labels.encode(corpus.columns[task.tag_column])
+        tags = self._to_model_scheme(corpus.columns[task.tag_column], corpus.sent_ptr, task)
+        labels = LabelSet(tags)
+        y = labels.encode(tags)
         features = FeatureIndex(templates, self.min_count)
         feats = features.fit_transform(corpus)
-        mask, end = transition_mask(labels.labels, task.scheme if task.constrained else "none")
+        mask, end = transition_mask(labels.labels, task.model_scheme if task.constrained else "none")
         out.labels_ = labels.labels
         out.label_set_ = labels
         out.features_ = features
@@ -218,8 +229,10 @@ class Tagger:
             gold = list(dev.sentences(task.tag_column))
 
             def dev_score(weights: Weights) -> float:
-                pred = _split_tags(labels.decode(weights.predict(dev_feats)), dev.sent_ptr)
-                return out._score(gold, pred)
+                flat = labels.decode(weights.predict(dev_feats))
+                flat = convert_flat(flat, dev.sent_ptr, task.model_scheme, task.scheme) \
+                    if task.model_scheme != task.scheme else flat
+                return out._score(gold, _split_tags(flat, dev.sent_ptr))
         history: list[EpochReport] = []
 
         def report(r: EpochReport) -> None:
@@ -240,6 +253,12 @@ class Tagger:
             "n_sentences": len(corpus), "n_tokens": corpus.n_tokens}
         return out
 
+    @staticmethod
+    def _to_model_scheme(tags: list[str], ptr: np.ndarray, task: Task) -> list[str]:
+        if task.metric == "span" and task.model_scheme != task.scheme:
+            return convert_flat(tags, ptr, task.scheme, task.model_scheme)
+        return tags
+
     @classmethod
     def train(cls, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
               dev_y: Sequence[Sequence[str]] | None = None,
@@ -249,8 +268,8 @@ class Tagger:
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("task", "template", "columns", "tag_column", "scheme",
-                                              "constrained", "epochs", "min_count", "seed",
-                                              "dev_split", "refit")}
+                                              "constrained", "encoding", "epochs", "min_count",
+                                              "seed", "dev_split", "refit")}
 
     # ------------------------------------------------------------------ tagging
     def _check_fitted(self) -> None:
@@ -261,7 +280,11 @@ class Tagger:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order)."""
         self._check_fitted()
         feats = self.features_.transform(corpus)
-        return self.label_set_.decode(self.weights_.predict(feats))
+        flat = self.label_set_.decode(self.weights_.predict(feats))
+        task = self.task_
+        if task.metric == "span" and task.model_scheme != task.scheme:
+            flat = convert_flat(flat, corpus.sent_ptr, task.model_scheme, task.scheme)
+        return flat
 
     def predict(self, X: Any) -> list[list[str]]:
         """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`)."""
@@ -316,7 +339,8 @@ class Tagger:
         t = self.task_
         meta = {
             "labels": self.labels_, "task": t.name, "columns": list(t.columns),
-            "tag_column": t.tag_column, "scheme": t.scheme, "constrained": t.constrained,
+            "tag_column": t.tag_column, "scheme": t.scheme, "encoding": t.model_scheme,
+            "constrained": t.constrained,
             "metric": t.metric, "templates": self.template_lines_, "features": meta_f,
             "shapes": {"state": list(w.state[:-1].shape), "cond": list(w.cond[:-1].shape)},
             "params": {k: v for k, v in self.get_params().items() if k != "template"},
@@ -333,7 +357,7 @@ class Tagger:
             tagger = cls(**{k: v for k, v in t["params"].items() if k in cls().get_params()})
             tagger.template = t["templates"]
             tagger.task_ = Task(t["task"], tuple(t["columns"]), t["tag_column"], "", t["scheme"],
-                                t["metric"], bool(t["constrained"]))
+                                t["metric"], bool(t["constrained"]), encoding=t["encoding"])
             tagger.template_lines_ = list(t["templates"])
             templates = parse_templates(tagger.template_lines_)
             tagger.features_ = FeatureIndex.from_state(templates, t["features"], arrays)
@@ -353,7 +377,7 @@ class Tagger:
             trans = np.asarray(arrays["trans"], dtype=np.float32)
             if trans.shape != (L + 1, L):
                 raise ValueError("transition weights have the wrong shape")
-            mask, end = transition_mask(tagger.labels_, t["scheme"] if t["constrained"] else "none")
+            mask, end = transition_mask(tagger.labels_, t["encoding"] if t["constrained"] else "none")
             tagger.weights_ = Weights(with_zero_row(state), trans, with_zero_row(cond), mask, end)
             tagger.best_epoch_ = t["provenance"].get("best_epoch")
             tagger.provenance_ = t["provenance"]

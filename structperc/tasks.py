@@ -4,7 +4,7 @@ Every field can be overridden; a preset only saves typing the usual choice.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from structperc.errors import InputError
 
@@ -15,15 +15,20 @@ class Task:
     columns: tuple[str, ...]
     tag_column: str
     template: str
-    scheme: str
+    scheme: str            # the data's tag scheme
     metric: str            # "span" (seqeval) or "accuracy"
     constrained: bool
     epochs: int = 10
-    extra: dict = field(default_factory=dict)
+    encoding: str = ""     # the scheme the model is trained in ("" = the data's scheme)
+
+    @property
+    def model_scheme(self) -> str:
+        return self.encoding or self.scheme
 
 
 TASKS: dict[str, Task] = {
-    "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 12),
+    "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
+                  encoding="iobes"),
 }
 
 

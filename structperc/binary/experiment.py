@@ -1,0 +1,155 @@
+"""Train one binary perceptron and put its update count beside the bound that applies.
+
+Why a library function: the ``structperc binary`` command stays a thin layer
+(parse options, read the file, print), and the same comparison is available
+from Python.  Which bound applies depends on the algorithm:
+
+* ``primal`` / ``dual``: Novikoff ``r^2 / rho*^2`` with the hard-margin
+  separator of the (homogeneous, kernel feature-space) points, when they are
+  separable; no bound otherwise;
+* ``margin``: ``4 r^2 / ((1 - k)^2 rho^2)`` with ``rho`` given or ``rho*``;
+* ``lifted``: ``(r + delta)^2 / rho^2`` for the reference ``(v, rho)`` --
+  ``rho`` given (and the best ``v`` for it) or the best pair on a grid.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+from numpy.typing import ArrayLike
+
+from structperc.binary import bounds
+from structperc.binary._base import BinaryEstimatorBase
+from structperc.binary._engine import ConvergenceWarning
+from structperc.binary._validation import check_matrix, check_signs
+from structperc.binary.dual import DualPerceptron, homogeneous_gram
+from structperc.binary.kernels import resolve_kernel
+from structperc.binary.lifting import LiftedPerceptron
+from structperc.binary.margin import MarginPerceptron
+from structperc.binary.perceptron import Perceptron
+from structperc.binary.transforms import homogeneous
+
+ALGORITHMS = ("primal", "dual", "margin", "lifted")
+
+
+@dataclass
+class ExperimentResult:
+    """A fitted estimator, its update count and the bound it is held to.
+
+    ``bound`` is ``None`` when no bound applies (``note`` says why);
+    ``quantities`` holds the ingredients of the bound (``r``, ``rho``, ...).
+    """
+
+    algorithm: str
+    estimator: BinaryEstimatorBase
+    n_updates: int
+    n_epochs: int
+    converged: bool
+    bound: float | None
+    bound_name: str
+    quantities: dict[str, float] = field(default_factory=dict)
+    note: str | None = None
+
+
+def run_experiment(
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    algorithm: str = "primal",
+    kernel: str = "linear",
+    degree: int = 3,
+    gamma: float | None = None,
+    eta: float = 1.0,
+    k: float = 0.5,
+    rho: float | None = None,
+    fit_intercept: bool = True,
+    shuffle: bool = True,
+    max_epochs: int = 1000,
+    random_state: int | None = 0,
+) -> ExperimentResult:
+    """Fit ``algorithm`` on ``(X, y)`` (labels +1/-1) and compute the bound that applies.
+
+    Raises ``ValueError`` for bad data or options, and for ``margin`` on data
+    that is not separable when no ``rho`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = run_experiment(np.eye(3), [1, -1, 1], fit_intercept=False)
+    >>> res.n_updates, round(res.bound, 6), res.bound_name
+    (3, 3.0, 'Novikoff r^2/rho*^2')
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    X = check_matrix(X)
+    signs = check_signs(y, X.shape[0])
+    kern = resolve_kernel(kernel, degree=degree, gamma=gamma, coef0=1.0, n_features=X.shape[1])
+    if algorithm in ("primal", "margin") and not kern.is_linear:
+        raise ValueError(f"the {algorithm} perceptron has no kernel; use the dual or lifted one")
+    common = dict(eta=eta, fit_intercept=fit_intercept, shuffle=shuffle, max_epochs=max_epochs,
+                  random_state=random_state)
+    kernel_args = dict(kernel=kern.name, degree=kern.degree, gamma=kern.gamma)
+    # The points the theory talks about: homogeneous, and in the kernel's feature space.
+    if kern.is_linear:
+        points = homogeneous(X) if fit_intercept else X
+    else:
+        points = bounds.gram_embedding(homogeneous_gram(kern, X, fit_intercept))
+    r = bounds.radius(points)
+    quantities: dict[str, float] = {"r": r}
+    note = None
+    bound: float | None = None
+
+    if algorithm in ("primal", "dual", "margin"):
+        best = bounds.hard_margin(points, signs)
+        if best is not None:
+            quantities["rho*"] = best.rho
+    if algorithm in ("primal", "dual"):
+        estimator: BinaryEstimatorBase = (
+            Perceptron(**common) if algorithm == "primal"
+            else DualPerceptron(**kernel_args, **common)
+        )
+        bound_name = "Novikoff r^2/rho*^2"
+        if best is None:
+            note = "not separable in this feature space, so no Novikoff bound (try lifted)"
+        else:
+            bound = bounds.novikoff_bound(r, best.rho)
+    elif algorithm == "margin":
+        if rho is None:
+            if best is None:
+                raise ValueError("the data is not linearly separable: pass rho or use the "
+                                 "lifted perceptron")
+            rho = best.rho
+        estimator = MarginPerceptron(k=k, rho=rho, **common)
+        quantities.update(k=k, rho=rho)
+        bound_name = "margin 4r^2/((1-k)^2 rho^2)"
+        if best is None or rho > best.rho * (1 + 1e-9):
+            note = "no unit vector has margin rho on this data, so no bound applies"
+        else:
+            bound = bounds.margin_perceptron_bound(r, rho, k)
+    else:
+        if rho is None:
+            v, ref = bounds.best_lifting(points, signs)
+        else:
+            v, _ = bounds.soft_separator(points, signs, rho)
+            ref = bounds.lifting(points, signs, v, rho)
+        estimator = LiftedPerceptron(A=ref.A, **kernel_args, **common)
+        quantities.update(rho=ref.rho, delta=ref.delta, A=ref.A)
+        bound_name = "lifting (r+delta)^2/rho^2"
+        bound = ref.bound
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        estimator.fit(X, signs)
+    return ExperimentResult(
+        algorithm=algorithm,
+        estimator=estimator,
+        n_updates=estimator.n_updates_,
+        n_epochs=estimator.n_epochs_,
+        converged=estimator.converged_,
+        bound=bound,
+        bound_name=bound_name,
+        quantities=quantities,
+        note=note,
+    )
+
+
+__all__ = ["ALGORITHMS", "ExperimentResult", "run_experiment"]

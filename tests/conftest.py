@@ -1,0 +1,73 @@
+"""Shared fixtures: tiny inline corpora (with Unicode and Chinese tokens), the shipped samples, and
+small trained taggers built once per session."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_TRAIN = REPO / "corpora" / "conll2000-train-sample.txt.gz"
+SAMPLE_TEST = REPO / "corpora" / "conll2000-test-sample.txt.gz"
+
+#: A tiny chunking corpus (word, POS, chunk) with accented Latin, Chinese and full-width tokens.
+TOY = [
+    [("The", "DT", "B-NP"), ("cat", "NN", "I-NP"), ("sat", "VBD", "B-VP")],
+    [("A", "DT", "B-NP"), ("dog", "NN", "I-NP"), ("ran", "VBD", "B-VP"), ("home", "NN", "B-NP")],
+    [("Zürich", "NNP", "B-NP"), ("grew", "VBD", "B-VP")],
+    [("北京", "NNP", "B-NP"), ("欢迎", "VBP", "B-VP"), ("你", "PRP", "B-NP")],
+    [("the", "DT", "B-NP"), ("naïve", "JJ", "I-NP"), ("cat", "NN", "I-NP"), ("ran", "VBD", "B-VP"),
+     ("．", ".", "O")],
+]
+
+
+def conll_text(sentences, sep: str = " ", newline: str = "\n") -> str:
+    """CoNLL text of sentences given as lists of tuples (one blank line after each sentence)."""
+    return "".join(newline.join(sep.join(tok) for tok in s) + newline + newline for s in sentences)
+
+
+def toy_columns(sentences=TOY):
+    """(words, pos, chunks) as lists of lists."""
+    return ([[t[0] for t in s] for s in sentences], [[t[1] for t in s] for s in sentences],
+            [[t[2] for t in s] for s in sentences])
+
+
+@pytest.fixture
+def write_file(tmp_path):
+    """write_file(name, text_or_bytes, gz=False) -> str path under tmp_path."""
+    def write(name: str, data, gz: bool = False) -> str:
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if gz:
+            with gzip.open(path, "wb") as fh:
+                fh.write(raw)
+        else:
+            path.write_bytes(raw)
+        return str(path)
+    return write
+
+
+@pytest.fixture
+def toy_path(write_file):
+    return write_file("toy.txt", conll_text(TOY))
+
+
+@pytest.fixture(scope="session")
+def toy_tagger():
+    """A tagger trained on the toy corpus (word, pos, chunk); it fits the training data exactly."""
+    from structperc import Tagger
+    words, pos, chunks = toy_columns()
+    X = [list(zip(w, p)) for w, p in zip(words, pos)]
+    return Tagger.train(X, chunks, columns=["word", "pos", "chunk"],
+                        template=["w[0]", "w[-1]", "w[1]", "pos[0]", "pos[-1]|pos[0]", "bias",
+                                  "y[-1]|y[0]|pos[0]"],
+                        epochs=5, seed=0)
+
+
+@pytest.fixture(scope="session")
+def sample_paths():
+    if not SAMPLE_TRAIN.exists() or not SAMPLE_TEST.exists():  # pragma: no cover - shipped with the repo
+        pytest.fail(f"shipped samples missing: {SAMPLE_TRAIN}, {SAMPLE_TEST}")
+    return SAMPLE_TRAIN, SAMPLE_TEST
