@@ -76,7 +76,7 @@ def _progress(epochs: int, quiet: bool):
                    "of it (use instead of --dev to keep the test set unseen).")
 @click.option("--model", "model_path", required=True, metavar="DIR", help="Where to save the model.")
 @click.option("--task", default="chunk", show_default=True,
-              help="Preset of columns, template, label scheme and metric.")
+              help="Preset of columns, template, label scheme and metric: chunk, ner, pos, cws.")
 @click.option("--columns", help="Column names, left to right, e.g. word,pos,chunk ('_' skips one).")
 @click.option("--tag-column", help="Column to predict [default: the last named column].")
 @click.option("--template", help="Template preset (crfsuite, chunk, …) or a file with one template per line.")
@@ -90,22 +90,36 @@ def _progress(epochs: int, quiet: bool):
               help="Forbid transitions the scheme does not allow [default: on for span tasks].")
 @click.option("--encoding", type=click.Choice(["iob1", "iob2", "iobes"]),
               help="Span scheme the model learns in; output keeps the data's scheme [default: iobes].")
+@click.option("--lexicon", metavar="FILE",
+              help="cws: extra dictionary words, one per line (training words are always used).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
-          min_count, seed, scheme, constrained, encoding, quiet):
-    """Train a tagger and save it to --model."""
-    from structperc.tagger import Tagger
+          min_count, seed, scheme, constrained, encoding, lexicon, quiet):
+    """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
+    from structperc.tasks import get_task
 
     target = Path(model_path)
     if target.exists() and not target.is_dir() and target.suffix != ".zip":
         raise click.ClickException(f"{model_path}: exists and is not a model directory")
-    tagger = Tagger(task=task, template=template, columns=_columns(columns), tag_column=tag_column,
-                    scheme=scheme, constrained=constrained, encoding=encoding, epochs=epochs,
-                    min_count=min_count,
-                    seed=seed, dev_split=dev_split)
-    callback, _ = _progress(epochs or tagger._task().epochs, quiet)
-    tagger.fit(train_path, dev=dev_path, callback=callback)
-    path = tagger.save(model_path)
+    callback, _ = _progress(epochs or get_task(task).epochs, quiet)
+    if task == "cws":
+        from structperc.cws import Segmenter
+
+        model = Segmenter(template=template or "cws", epochs=epochs, seed=seed, min_count=min_count,
+                          dev_split=dev_split, lexicon=lexicon)
+        model.fit(train_path, dev=dev_path, callback=callback)
+        tagger = model.tagger_
+    else:
+        from structperc.tagger import Tagger
+
+        if lexicon:
+            raise click.UsageError("--lexicon is for --task cws")
+        tagger = model = Tagger(task=task, template=template, columns=_columns(columns),
+                                tag_column=tag_column, scheme=scheme, constrained=constrained,
+                                encoding=encoding, epochs=epochs, min_count=min_count, seed=seed,
+                                dev_split=dev_split)
+        model.fit(train_path, dev=dev_path, callback=callback)
+    path = model.save(model_path)
     if not quiet:
         extra = f", best epoch {tagger.best_epoch_}" if (dev_path or dev_split) else ""
         click.echo(f"saved {path} ({len(tagger.labels_)} labels, "
@@ -150,8 +164,30 @@ def evaluate(model_path, as_json, strict, path):
     from structperc.tagger import Tagger
 
     tagger = Tagger.load(model_path)
-    report = tagger.evaluate(path, strict=strict)
+    if tagger.task_.name == "cws":
+        from structperc.cws import Segmenter
+
+        report = Segmenter.load(model_path).evaluate(path)
+    else:
+        report = tagger.evaluate(path, strict=strict)
     click.echo(to_json(report) if as_json else format_report(report))
+
+
+@main.command()
+@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train --task cws'.")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Where to write [default: standard output].")
+@click.option("--sep", default=" ", show_default=True, help="Separator between words.")
+@click.argument("inputs", nargs=-1, metavar="[FILE]...")
+def segment(model_path, output, sep, inputs):
+    """Segment raw Chinese text (standard input or FILEs), line by line: one output line per input
+    line, empty lines kept. Streams in batches, so memory stays flat on large files."""
+    from structperc.corpus.segmented import iter_raw_lines
+    from structperc.cws import Segmenter
+
+    seg = Segmenter.load(model_path)
+    for words in seg.segment_lines(iter_raw_lines(inputs or ("-",))):
+        output.write(sep.join(words) + "\n")
 
 
 def _register_optional_commands() -> None:

@@ -69,6 +69,47 @@ def confusions(gold: Tags, pred: Tags, top: int = 10) -> list[tuple[str, str, in
     return [(a, b, n) for (a, b), n in counts.most_common(top)]
 
 
+def word_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
+                train_words: set[str] | None = None) -> dict:
+    """SIGHAN bakeoff scores: word precision, recall and F1 by comparing word character spans, and
+    with ``train_words`` the recall of out-of-vocabulary and in-vocabulary gold words."""
+    from structperc.corpus.segmented import word_spans
+
+    n_gold = n_pred = correct = 0
+    oov = oov_hit = iv = iv_hit = 0
+    for g, p in zip(gold, pred):
+        gs, ps = word_spans(g), set(word_spans(p))
+        n_gold += len(gs)
+        n_pred += len(ps)
+        for w, span in zip(g, gs):
+            hit = span in ps
+            correct += hit
+            if train_words is not None:
+                if w in train_words:
+                    iv += 1
+                    iv_hit += hit
+                else:
+                    oov += 1
+                    oov_hit += hit
+    precision = correct / n_pred if n_pred else 0.0
+    recall = correct / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    out = {"precision": precision, "recall": recall, "f1": f1, "words": n_gold}
+    if train_words is not None:
+        out.update(oov_rate=oov / n_gold if n_gold else 0.0, oov_recall=oov_hit / oov if oov else 0.0,
+                   iv_recall=iv_hit / iv if iv else 0.0)
+    return out
+
+
+def bmes_word_f1(gold: Tags, pred: Tags) -> float:
+    """Word F1 of two B/M/E/S tag sequences over the same characters."""
+    from structperc.corpus.segmented import tags_to_words
+
+    g = [tags_to_words("x" * len(t), t) for t in gold]
+    p = [tags_to_words("x" * len(t), t) for t in pred]
+    return word_scores(g, p)["f1"]
+
+
 def format_report(report: dict) -> str:
     """A fixed-width text table of a span report or an accuracy report."""
     lines = []
@@ -82,6 +123,12 @@ def format_report(report: dict) -> str:
             lines.append(f"{name:<12} {100 * r['precision']:>9.2f} {100 * r['recall']:>9.2f} "
                          f"{100 * r['f1']:>9.2f} {r['support']:>9d}")
         lines.append("")
+    if "oov_recall" in report or ("f1" in report and "types" not in report):
+        lines.append(f"words {report['words']}  P {100 * report['precision']:.2f}  "
+                     f"R {100 * report['recall']:.2f}  F1 {100 * report['f1']:.2f}")
+        if "oov_recall" in report:
+            lines.append(f"OOV rate {100 * report['oov_rate']:.2f}  OOV recall "
+                         f"{100 * report['oov_recall']:.2f}  IV recall {100 * report['iv_recall']:.2f}")
     if "accuracy" in report:
         lines.append(f"token accuracy {100 * report['accuracy']:.2f} ({report.get('tokens', '?')} tokens)")
     if report.get("confusions"):

@@ -48,6 +48,9 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
                     zf.writestr(f"{name}.npy", buf.getvalue())
             fh.flush()
             os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a model is an ordinary file
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):

@@ -302,9 +302,11 @@ class Tagger:
 
     # --------------------------------------------------------------- evaluation
     def _score(self, gold: list[list[str]], pred: list[list[str]]) -> float:
-        from structperc.metrics import span_f1, token_accuracy
+        from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
         if self.task_.metric == "span":
             return span_f1(gold, pred)
+        if self.task_.metric == "words":
+            return bmes_word_f1(gold, pred)
         return token_accuracy(gold, pred)
 
     def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False) -> dict:
@@ -345,6 +347,7 @@ class Tagger:
             "shapes": {"state": list(w.state[:-1].shape), "cond": list(w.cond[:-1].shape)},
             "params": {k: v for k, v in self.get_params().items() if k != "template"},
             "provenance": self.provenance_,
+            "extra": getattr(self, "extra_", {}),
         }
         return save_archive(path, meta, arrays)
 
@@ -382,6 +385,7 @@ class Tagger:
             tagger.best_epoch_ = t["provenance"].get("best_epoch")
             tagger.provenance_ = t["provenance"]
             tagger.history_ = []
+            tagger.extra_ = dict(t.get("extra", {}))
         except ModelFormatError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, InputError) as exc:

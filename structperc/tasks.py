@@ -29,6 +29,7 @@ class Task:
 TASKS: dict[str, Task] = {
     "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
                   encoding="iobes"),
+    "cws": Task("cws", ("char", "lexb", "lexe", "lexm", "tag"), "tag", "cws", "bmes", "words", True, 10),
 }
 
 

@@ -243,9 +243,28 @@ CHUNK_RICH = CRFSUITE_CHUNK + [
     "suffix3(w[-1])", "suffix3(w[1])",
 ]
 
+#: Character templates for Chinese word segmentation: unigrams and bigrams in a ±2 window, character
+#: types, reduplication, and the dictionary columns of `structperc.lexicon` (present when training
+#: builds them; see `structperc.cws`).
+CWS_CHARS = (
+    _window("c[{}]", -2, 2)
+    + ["c[-2]|c[-1]", "c[-1]|c[0]", "c[0]|c[1]", "c[1]|c[2]", "c[-1]|c[1]",
+       "chartype(c[-1])", "chartype(c[0])", "chartype(c[1])",
+       "chartype(c[-1])|chartype(c[0])|chartype(c[1])", "same(c[0],c[-1])", "same(c[0],c[-2])", "bias"]
+)
+CWS = CWS_CHARS + [
+    "lexb[0]", "lexe[0]", "lexm[0]", "lexb[0]|lexe[0]|lexm[0]", "lexe[-1]|lexb[0]",
+    "c[0]|lexb[0]", "c[0]|lexe[0]", "c[0]|lexm[0]",
+]
+#: HanLP 1.x's seven CWS templates (C−1, C0, C+1, C−2C−1, C−1C0, C0C+1, C+1C+2): the benchmark preset.
+HANLP_CWS = ["c[-1]", "c[0]", "c[1]", "c[-2]|c[-1]", "c[-1]|c[0]", "c[0]|c[1]", "c[1]|c[2]"]
+
 PRESETS: dict[str, list[str]] = {
     "crfsuite": CRFSUITE_CHUNK,
     "chunk": CHUNK_RICH,
+    "cws": CWS,
+    "cws-chars": CWS_CHARS,
+    "hanlp-cws": HANLP_CWS,
 }
 
 

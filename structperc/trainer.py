@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 
 from structperc.features import Features
-from structperc.model import Weights, with_zero_row
+from structperc.model import Weights
 
 
 @dataclass
@@ -66,9 +66,22 @@ class PerceptronState:
     def averaged(self, mask: np.ndarray, end: np.ndarray) -> Weights:
         """Collins' average of the weights after every instance so far: W − U / c."""
         inv = 1.0 / self.c if self.c else 0.0
-        return Weights(with_zero_row(self.W - self.U * inv),
-                       (self.Wt - self.Ut * inv).astype(np.float32),
-                       with_zero_row(self.Wc - self.Uc * inv), mask, end)
+        return Weights(_average(self.W, self.U, inv), (self.Wt - self.Ut * inv).astype(np.float32),
+                       _average(self.Wc, self.Uc, inv), mask, end)
+
+
+def _average(W: np.ndarray, U: np.ndarray, inv: float, rows: int = 65536) -> np.ndarray:
+    """``W − U·inv`` as float32 with a zero row appended, a block of rows at a time.
+
+    Blocking keeps the float64 temporaries small: a whole-array expression would briefly need
+    three more copies of the largest array in the process.
+    """
+    out = np.zeros((W.shape[0] + 1,) + W.shape[1:], dtype=np.float32)
+    n = W.shape[0]
+    for a in range(0, n, rows):
+        b = min(a + rows, n)
+        out[a:b] = W[a:b] - U[a:b] * inv
+    return out
 
 
 def train_perceptron(

@@ -110,7 +110,8 @@ def run_experiment(
         )
         bound_name = "Novikoff r^2/rho*^2"
         if best is None:
-            note = "not separable in this feature space, so no Novikoff bound (try lifted)"
+            note = ("the points are not separable in this feature space, so no Novikoff bound "
+                    "applies; the lifted perceptron has one")
         else:
             bound = bounds.novikoff_bound(r, best.rho)
     elif algorithm == "margin":
