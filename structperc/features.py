@@ -25,6 +25,7 @@ from structperc.templates import Atom, Part, Template, value_function
 BOS, EOS = 0, 1
 _SPECIALS = ["__BOS__", "__EOS__"]
 _MAX_KEY = 2 ** 62
+RARE_MAX = 1
 
 
 @dataclass
@@ -75,6 +76,7 @@ class FeatureIndex:
         self._lookup: list[dict[str, int] | None] = [None] * len(self.atoms)
         self.radix: list[list[int]] = []
         self.keys: list[np.ndarray] = []
+        self.frequent: dict[int, list[str]] = {}  # atom index → frequent values, for rare()
         self.fitted = False
 
     # ------------------------------------------------------------------ sizes
@@ -110,8 +112,11 @@ class FeatureIndex:
     def _atom_codes(self, corpus: Corpus, i: int, grow: bool) -> np.ndarray:
         atom = self.atoms[i]
         distinct, codes = corpus.factorize(atom.column)
-        func = value_function(atom.func) if atom.func else None
-        derived = [func(v) for v in distinct] if func else distinct
+        if atom.func == "rare":
+            derived = self._rare(i, distinct, codes, grow)
+        else:
+            func = value_function(atom.func) if atom.func else None
+            derived = [func(v) for v in distinct] if func else distinct
         vocab = self._vocab_lookup(i)
         if grow:
             words = self.vocabs[i]
@@ -125,6 +130,18 @@ class FeatureIndex:
         else:
             ids = [vocab.get(d, -1) for d in derived]
         return np.asarray(ids, dtype=np.int64)[codes] if ids else np.zeros(0, np.int64)
+
+    def _rare(self, i: int, distinct: list[str], codes: np.ndarray, grow: bool) -> list[str]:
+        """``rare(col)``: "1" for values seen at most `RARE_MAX` times in training (and unseen ones).
+
+        Training words that are rare stand in for the unknown words of test data, so the weights of
+        this feature are learnt where they will be needed.
+        """
+        if grow:
+            counts = np.bincount(codes, minlength=len(distinct))
+            self.frequent[i] = sorted(v for v, n in zip(distinct, counts.tolist()) if n > RARE_MAX)
+        known = set(self.frequent.get(i, ()))
+        return ["0" if v in known else "1" for v in distinct]
 
     def _vocab_lookup(self, i: int) -> dict[str, int]:
         if self._lookup[i] is None:
@@ -234,7 +251,7 @@ class FeatureIndex:
     def state_dict(self) -> tuple[dict, dict[str, np.ndarray]]:
         meta = {"templates": [t.name for t in self.templates], "min_count": self.min_count,
                 "atoms": [[a.column, a.func] for a in self.atoms], "vocabs": self.vocabs,
-                "radix": self.radix}
+                "radix": self.radix, "frequent": {str(k): v for k, v in self.frequent.items()}}
         arrays = {f"keys_{i}": k for i, k in enumerate(self.keys)}
         return meta, arrays
 
@@ -249,6 +266,7 @@ class FeatureIndex:
             raise ValueError("vocabularies or radixes do not match the templates")
         fi._lookup = [None] * len(fi.atoms)
         fi.radix = [list(map(int, r)) for r in meta["radix"]]
+        fi.frequent = {int(k): list(v) for k, v in meta.get("frequent", {}).items()}
         fi.keys = [np.asarray(arrays[f"keys_{i}"], dtype=np.int64) for i in range(len(templates))]
         fi.fitted = True
         return fi

@@ -41,11 +41,11 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
     try:
         with os.fdopen(fd, "wb") as fh:
             with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
-                zf.writestr(_META, json.dumps(meta, ensure_ascii=False, sort_keys=True))
+                _write_member(zf, _META, json.dumps(meta, ensure_ascii=False, sort_keys=True).encode())
                 for name, arr in arrays.items():
                     buf = io.BytesIO()
                     np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
-                    zf.writestr(f"{name}.npy", buf.getvalue())
+                    _write_member(zf, f"{name}.npy", buf.getvalue())
             fh.flush()
             os.fsync(fh.fileno())
         umask = os.umask(0)
@@ -57,6 +57,13 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
             os.unlink(tmp)
         raise
     return target
+
+
+def _write_member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    # A fixed timestamp and mode: the same model gives the same bytes (reproducible files).
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
 
 
 def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:

@@ -19,7 +19,7 @@ from structperc.model import Weights, with_zero_row
 from structperc.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model_io import dense_rows, load_archive, save_archive, sparse_rows
 from structperc.tasks import Task, get_task
-from structperc.templates import PRESETS, parse_templates, preset
+from structperc.templates import PRESETS, optional_columns_dropped, parse_templates, preset
 from structperc.trainer import EpochReport, PerceptronState, train_perceptron
 
 
@@ -34,6 +34,15 @@ def resolve_template(template: str | Sequence[str]) -> list[str]:
         raise InputError(f"{template!r} is neither a template preset ({', '.join(sorted(PRESETS))}) "
                          "nor a template file")
     return list(template)
+
+
+def training_date() -> str:
+    """UTC time of training, or ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention:
+    with it, the same command gives a byte-identical model file)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch and \
+        epoch.isdigit() else datetime.datetime.now(datetime.timezone.utc)
+    return when.isoformat(timespec="seconds")
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -143,7 +152,12 @@ class Tagger:
             corpus = read_corpus(X, task.columns, optional=optional)
         elif _is_dataset(X):
             from structperc.corpus.hf import corpus_from_dataset
-            corpus = corpus_from_dataset(X, task)
+            m = self.dataset_columns_ if hasattr(self, "dataset_columns_") else {}
+            inputs = [c for c in task.columns if c not in ("_", tag)]
+            corpus = corpus_from_dataset(X, token_column=inputs[0], tokens=m.get("tokens", "tokens"),
+                                         tags=m.get("tags") if need_tags or m.get("tags") in
+                                         X.column_names else None,
+                                         tag_column=tag, features=m.get("features"))
         elif isinstance(X, Sequence):
             inputs = [c for c in task.columns if c not in ("_", tag)]
             sents = [list(s) for s in X]
@@ -172,15 +186,20 @@ class Tagger:
 
     # ----------------------------------------------------------------- training
     def fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
-            dev_y: Sequence[Sequence[str]] | None = None,
+            dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens", tags: str | None = None,
+            features: dict[str, str] | None = None,
             callback: Callable[[EpochReport], None] | None = None) -> "Tagger":
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
-        With ``dev`` (or ``dev_split``) the epoch scoring best on it is kept.
+        With ``dev`` (or ``dev_split``) the epoch scoring best on it is kept. For a `datasets.Dataset`,
+        ``tokens`` and ``tags`` name its token and tag columns (`ClassLabel` tags are decoded) and
+        ``features`` maps further corpus columns to dataset columns, e.g. ``{"pos": "pos_tags"}``.
         """
         task = self._task()
         self._check_params(task)
         self.task_ = task
+        self.dataset_columns_ = {"tokens": tokens, "tags": tags or task.tag_column,
+                                 "features": dict(features or {})}
         corpus = self._corpus(X, y, need_tags=True, task=task)
         dev_corpus = self._corpus(dev, dev_y, need_tags=True, task=task) if dev is not None else None
         template_lines = resolve_template(self.template if self.template is not None else task.template)
@@ -208,6 +227,9 @@ class Tagger:
         task = self.task_
         out = Tagger(**self.get_params())
         out.task_ = task
+        out.dataset_columns_ = self.dataset_columns_
+        out.template_lines_ = template_lines
+        template_lines = optional_columns_dropped(template_lines, set(corpus.columns))
         out.template_lines_ = template_lines
         templates = parse_templates(template_lines)
         missing = sorted({p.atom.column for t in templates for p in t.parts} - set(corpus.columns))
@@ -246,8 +268,7 @@ class Tagger:
             dev_score=dev_score, callback=report)
         out.history_ = history
         out.provenance_ = {
-            "structperc_version": __version__, "date": datetime.datetime.now(datetime.timezone.utc)
-            .isoformat(timespec="seconds"), "epochs": epochs, "best_epoch": out.best_epoch_,
+            "structperc_version": __version__, "date": training_date(), "epochs": epochs, "best_epoch": out.best_epoch_,
             "seed": self.seed, "dev_score": max((r.dev_score for r in history if r.dev_score is not None),
                                                 default=None),
             "n_sentences": len(corpus), "n_tokens": corpus.n_tokens}
@@ -261,10 +282,12 @@ class Tagger:
 
     @classmethod
     def train(cls, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
-              dev_y: Sequence[Sequence[str]] | None = None,
+              dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens",
+              tags: str | None = None, features: dict[str, str] | None = None,
               callback: Callable[[EpochReport], None] | None = None, **params) -> "Tagger":
         """Construct with ``params`` and fit; see `Tagger` and `Tagger.fit`."""
-        return cls(**params).fit(X, y, dev=dev, dev_y=dev_y, callback=callback)
+        return cls(**params).fit(X, y, dev=dev, dev_y=dev_y, tokens=tokens, tags=tags,
+                                 features=features, callback=callback)
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("task", "template", "columns", "tag_column", "scheme",
@@ -291,6 +314,13 @@ class Tagger:
         self._check_fitted()
         corpus = self._corpus(X, None, need_tags=False)
         return _split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
+
+    def tag_dataset(self, dataset: Any, column: str = "predicted") -> Any:
+        """A copy of a `datasets.Dataset` with a column of predicted tags (ClassLabel ids when the
+        gold tag column is a ClassLabel, else strings)."""
+        from structperc.corpus.hf import with_predictions
+        return with_predictions(dataset, self.predict(dataset), column,
+                                self.dataset_columns_.get("tags"))
 
     def tag(self, sentence: Sequence[Any]) -> list[str]:
         """Tags of one sentence: a list of tokens, or of tuples when the model reads several columns."""
@@ -348,6 +378,7 @@ class Tagger:
             "params": {k: v for k, v in self.get_params().items() if k != "template"},
             "provenance": self.provenance_,
             "extra": getattr(self, "extra_", {}),
+            "dataset_columns": getattr(self, "dataset_columns_", {}),
         }
         return save_archive(path, meta, arrays)
 
@@ -386,6 +417,7 @@ class Tagger:
             tagger.provenance_ = t["provenance"]
             tagger.history_ = []
             tagger.extra_ = dict(t.get("extra", {}))
+            tagger.dataset_columns_ = dict(t.get("dataset_columns", {}))
         except ModelFormatError:
             raise
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, InputError) as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from structperc.corpus.conll import CONLLU_COLUMNS
 from structperc.errors import InputError
 
 
@@ -29,6 +30,8 @@ class Task:
 TASKS: dict[str, Task] = {
     "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
                   encoding="iobes"),
+    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 10, encoding="iobes"),
+    "pos": Task("pos", tuple(CONLLU_COLUMNS), "upos", "pos", "none", "accuracy", False, 10),
     "cws": Task("cws", ("char", "lexb", "lexe", "lexm", "tag"), "tag", "cws", "bmes", "words", True, 10),
 }
 

@@ -90,8 +90,14 @@ _REF = re.compile(r"^([A-Za-z_][\w]*)\[\s*([+-]?\d+)\s*\]$")
 _CALL = re.compile(r"^([a-z]+\d?)\(\s*(.*?)\s*\)$")
 
 
+#: Functions whose value depends on training counts (computed in `structperc.features`).
+COUNTED = {"rare"}
+
+
 def value_function(name: str) -> Callable[[str], str]:
     """The function named in a template part (``lower``, ``prefix3``, …)."""
+    if name in COUNTED:
+        return str
     if name in FUNCTIONS:
         return FUNCTIONS[name]
     m = _AFFIX.match(name)
@@ -160,7 +166,7 @@ def _parse_part(text: str, source: str) -> Part | None:
         try:
             value_function(func)
         except KeyError:
-            known = ", ".join(sorted(FUNCTIONS) + ["prefixN", "suffixN", "same"])
+            known = ", ".join(sorted(FUNCTIONS) + ["prefixN", "suffixN", "same", "rare"])
             raise InputError(f"unknown function {func!r} in {text!r} (known: {known})", source) from None
         ref = _REF.match(inner)
         if not ref:
@@ -204,6 +210,21 @@ def parse_template(text: str, source: str = "<template>") -> Template:
     return Template(text.replace(" ", ""), parts, transition)
 
 
+def optional_columns_dropped(lines: list[str], columns: set[str]) -> list[str]:
+    """Template lines without the optional ones (``?`` prefix) that read a column not in ``columns``;
+    the ``?`` is removed from the optional lines kept."""
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line.startswith("?"):
+            t = parse_template(line[1:])
+            if not all(p.atom.column in columns for p in t.parts):
+                continue
+            line = line[1:]
+        out.append(line)
+    return out
+
+
 def parse_templates(lines: list[str], source: str = "<template>") -> list[Template]:
     """Parse a list of templates, rejecting duplicates (they would double-count a feature)."""
     out, seen = [], set()
@@ -211,6 +232,8 @@ def parse_templates(lines: list[str], source: str = "<template>") -> list[Templa
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        if line.startswith("?"):
+            line = line[1:]
         t = parse_template(line, source)
         if t.name in seen:
             raise InputError(f"duplicate template {t.name!r}", source)
@@ -259,7 +282,37 @@ CWS = CWS_CHARS + [
 #: HanLP 1.x's seven CWS templates (C−1, C0, C+1, C−2C−1, C−1C0, C0C+1, C+1C+2): the benchmark preset.
 HANLP_CWS = ["c[-1]", "c[0]", "c[1]", "c[-2]|c[-1]", "c[-1]|c[0]", "c[0]|c[1]", "c[1]|c[2]"]
 
+#: Named entities: word identity and shape in a ±2 window, affixes, capitalisation and digit flags,
+#: word bigrams; POS templates are optional (``?``: dropped when the data has no ``pos`` column).
+NER = (
+    _window("w[{}]", -2, 2) + _window("lower(w[{}])", -2, 2)
+    + ["shape(w[0])"] + _window("shortshape(w[{}])", -2, 2)
+    + [f"{f}{n}(w[0])" for f in ("prefix", "suffix") for n in range(1, 5)]
+    + ["suffix3(w[-1])", "suffix3(w[1])"]
+    + _window("istitle(w[{}])", -1, 1)
+    + ["isupper(w[0])", "isdigit(w[0])", "hasdigit(w[0])", "hashyphen(w[0])", "length(w[0])",
+       "istitle(w[-1])|istitle(w[0])|istitle(w[1])", "shortshape(w[-1])|shortshape(w[0])",
+       "shortshape(w[0])|shortshape(w[1])",
+       "lower(w[-1])|lower(w[0])", "lower(w[0])|lower(w[1])",
+       "?pos[-1]", "?pos[0]", "?pos[1]", "?pos[-1]|pos[0]", "?pos[0]|pos[1]", "?lower(w[0])|pos[0]",
+       "y[-1]|y[0]|shortshape(w[0])", "bias"]
+)
+
+#: Part of speech: word identity in a ±2 window, affixes 1–4, shape and flags, neighbour suffixes,
+#: and ``rare(w[0])`` (words seen at most once in training behave like unknown words).
+POS = (
+    _window("lower(w[{}])", -2, 2) + ["w[0]", "shape(w[0])", "shortshape(w[0])"]
+    + [f"{f}{n}(w[0])" for f in ("prefix", "suffix") for n in range(1, 5)]
+    + ["suffix2(w[-1])", "suffix3(w[-1])", "suffix2(w[1])", "suffix3(w[1])",
+       "hashyphen(w[0])", "hasdigit(w[0])", "isupper(w[0])", "istitle(w[0])", "length(w[0])",
+       "lower(w[-1])|lower(w[0])", "lower(w[0])|lower(w[1])", "lower(w[-1])|lower(w[1])",
+       "rare(w[0])", "rare(w[0])|suffix3(w[0])", "rare(w[0])|shape(w[0])",
+       "y[-1]|y[0]|suffix2(w[0])", "bias"]
+)
+
 PRESETS: dict[str, list[str]] = {
+    "ner": NER,
+    "pos": POS,
     "crfsuite": CRFSUITE_CHUNK,
     "chunk": CHUNK_RICH,
     "cws": CWS,

@@ -1,0 +1,204 @@
+"""Model compression: keep the attributes whose weights matter, drop the rest (issue 6).
+
+An attribute's importance is the L2 norm of its weights: the row ``state[a]`` (one weight per label)
+for a state attribute, the slice ``cond[a]`` ((L + 1) · L transition weights) for an attribute of a
+``y[-1]|y[0]|…`` template. Compression keeps either the top fraction ``keep`` of each kind, or those
+with norm > ``threshold``, then:
+
+* prunes the feature tables with `FeatureIndex.prune` (ids are renumbered densely, in the old order)
+  and moves the kept weight rows with the *same* boolean masks, so attribute ``i`` of the new model is
+  the ``i``-th kept attribute of the old one in both the key tables and the weights (the bug of HanLP
+  issue #1031 was ids drifting out of step with weights after compression);
+* drops atom-vocabulary entries (words, POS tags, affixes …) that no kept attribute uses any more,
+  re-encoding the kept keys. The renumbering is monotone, so the sorted key tables stay sorted and
+  the weights need no permutation.
+
+Rule for ``keep``: ``n = ceil(keep · A)`` attributes of each kind are kept (``keep · A`` is rounded to
+9 decimals first so that e.g. ``0.3 · 10`` counts as 3, not 3.0000000000000004 → 4), the ones with the
+largest norms, ties broken by the lower id. ``keep=1.0`` keeps everything, so predictions are unchanged.
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+import math
+from typing import Any
+
+import numpy as np
+
+from structperc.errors import InputError
+from structperc.features import FeatureIndex
+from structperc.model import Weights, with_zero_row
+
+__all__ = ["compress", "attribute_norms", "n_kept", "keep_masks"]
+
+
+def n_kept(keep: float, n: int) -> int:
+    """How many of ``n`` attributes a ``keep`` fraction keeps: ``ceil(keep · n)``."""
+    return min(n, int(math.ceil(round(keep * n, 9))))
+
+
+def attribute_norms(weights: Weights) -> tuple[np.ndarray, np.ndarray]:
+    """L2 norms (float64) of the state rows and of the conditioned-transition slices, without the
+    trailing zero row/slice."""
+    state = weights.state[:-1].astype(np.float64)
+    cond = weights.cond[:-1].astype(np.float64)
+    cond = cond.reshape(len(cond), int(np.prod(cond.shape[1:])))
+    return np.sqrt((state * state).sum(axis=1)), np.sqrt((cond * cond).sum(axis=1))
+
+
+def _top(norms: np.ndarray, keep: float) -> np.ndarray:
+    mask = np.zeros(len(norms), dtype=bool)
+    k = n_kept(keep, len(norms))
+    if k:
+        order = np.argsort(-norms, kind="stable")  # largest first; equal norms: lower id first
+        mask[order[:k]] = True
+    return mask
+
+
+def keep_masks(weights: Weights, *, keep: float | None = None,
+               threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks (state attributes, transition attributes) of the attributes to keep."""
+    _check_args(keep, threshold)
+    s_norm, c_norm = attribute_norms(weights)
+    if keep is not None:
+        return _top(s_norm, keep), _top(c_norm, keep)
+    return s_norm > threshold, c_norm > threshold
+
+
+def _check_args(keep: Any, threshold: Any) -> None:
+    if (keep is None) == (threshold is None):
+        raise InputError("give exactly one of keep (a fraction of attributes) and threshold "
+                         "(a minimum weight norm)")
+    value = keep if keep is not None else threshold
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{'keep' if keep is not None else 'threshold'} must be a finite number, "
+                         f"got {value!r}")
+    if keep is not None and not 0.0 < keep <= 1.0:
+        raise InputError(f"keep must be a fraction in (0, 1], got {keep!r}")
+    if threshold is not None and threshold < 0:
+        raise InputError(f"threshold must be >= 0, got {threshold!r}")
+
+
+def _prune_vocabularies(fi: FeatureIndex) -> tuple[int, int]:
+    """Drop vocabulary entries no kept key uses; re-encode the keys. Returns (entries before, after)."""
+    n_atoms = len(fi.atoms)
+    before = sum(len(v) for v in fi.vocabs)
+    # Decode every key into its part codes (mixed radix, last part least significant).
+    decoded: list[list[np.ndarray]] = []
+    used = [np.zeros(len(v), dtype=bool) for v in fi.vocabs]
+    for u in used:
+        u[:2] = True  # __BOS__ / __EOS__ are codes the extractor writes itself: keep them in place
+    if any(len(k) and int(k.min()) < 0 for k in fi.keys):
+        return before, before  # not produced by fitting; leave such tables alone
+    for ti, t in enumerate(fi.templates):
+        keys = fi.keys[ti].astype(np.int64)
+        codes: list[np.ndarray] = [None] * len(t.parts)  # type: ignore[list-item]
+        rest = keys.copy()
+        for j in range(len(t.parts) - 1, -1, -1):
+            r = fi.radix[ti][j]
+            codes[j] = rest % r
+            rest //= r
+        decoded.append(codes)
+        for part, c in zip(t.parts, codes):
+            if part.other is None:
+                used[fi.atoms.index(part.atom)][c] = True
+    if all(u.all() for u in used):
+        return before, before
+    remap = []
+    for i in range(n_atoms):
+        new_code = np.cumsum(used[i]) - 1  # monotone: sorted key tables stay sorted
+        remap.append(new_code)
+        fi.vocabs[i] = [w for w, u in zip(fi.vocabs[i], used[i].tolist()) if u]
+    new_radix = []
+    for ti, t in enumerate(fi.templates):
+        radix = []
+        for part, r in zip(t.parts, fi.radix[ti]):
+            radix.append(len(fi.vocabs[fi.atoms.index(part.atom)]) if part.other is None else int(r))
+        codes = decoded[ti]
+        key = np.zeros(len(fi.keys[ti]), dtype=np.int64)
+        for part, c, r in zip(t.parts, codes, radix):
+            if part.other is None:
+                c = remap[fi.atoms.index(part.atom)][c]
+            key = key * r + c
+        if len(key) > 1 and not np.all(key[1:] > key[:-1]):  # cannot happen: the remap is monotone
+            raise AssertionError("re-encoded attribute keys are not strictly increasing")
+        fi.keys[ti] = key
+        new_radix.append(radix)
+    fi.radix = new_radix
+    fi._lookup = [None] * n_atoms
+    return before, sum(len(v) for v in fi.vocabs)
+
+
+def compress(tagger: Any, *, keep: float | None = None, threshold: float | None = None,
+             prune_vocabulary: bool = True) -> Any:
+    """A compressed copy of a trained `Tagger` (or `Segmenter`); the input is left untouched.
+
+    Parameters
+    ----------
+    tagger : Tagger or Segmenter
+    keep : float in (0, 1], optional
+        Keep the ``ceil(keep · A)`` state attributes with the largest weight-row norms (and likewise
+        for the transition-conditioned attributes).
+    threshold : float >= 0, optional
+        Keep the attributes whose weight norm is greater than ``threshold``. Give exactly one of
+        ``keep`` and ``threshold``.
+    prune_vocabulary : bool
+        Also drop atom-vocabulary entries that no kept attribute uses.
+
+    Returns
+    -------
+    A new model of the same type; ``provenance_["compressed"]`` records the settings and the
+    attribute counts before and after.
+    """
+    from structperc.cws import Segmenter
+
+    if isinstance(tagger, Segmenter):
+        tagger._check_fitted()
+        out = copy.copy(tagger)
+        out.__dict__ = {k: copy.deepcopy(v) for k, v in tagger.__dict__.items() if k != "tagger_"}
+        out.tagger_ = compress(tagger.tagger_, keep=keep, threshold=threshold,
+                               prune_vocabulary=prune_vocabulary)
+        return out
+    if not hasattr(tagger, "weights_") or not hasattr(tagger, "features_"):
+        raise RuntimeError("this Tagger is not trained yet: call fit() or Tagger.load()")
+    _check_args(keep, threshold)
+    w = tagger.weights_
+    fi_old = tagger.features_
+    keep_state, keep_trans = keep_masks(w, keep=keep, threshold=threshold)
+
+    out = copy.copy(tagger)
+    out.__dict__ = {k: copy.deepcopy(v) for k, v in tagger.__dict__.items()
+                    if k not in ("weights_", "features_")}
+    fi = copy.deepcopy(fi_old)
+    fi.prune(keep_state, keep_trans)
+    vocab_before = vocab_after = sum(len(v) for v in fi.vocabs)
+    if prune_vocabulary:
+        vocab_before, vocab_after = _prune_vocabularies(fi)
+    out.features_ = fi
+    out.weights_ = Weights(with_zero_row(w.state[:-1][keep_state]), w.trans.copy(),
+                           with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy())
+    if fi.n_state_attributes != int(keep_state.sum()) or \
+            fi.n_transition_attributes != int(keep_trans.sum()):  # pragma: no cover - guards prune()
+        raise AssertionError("pruned feature tables and weights disagree in size")
+    s_norm, c_norm = attribute_norms(w)
+    record = {
+        "keep": keep, "threshold": threshold,
+        "state_attributes_before": int(len(keep_state)),
+        "state_attributes_after": int(keep_state.sum()),
+        "transition_attributes_before": int(len(keep_trans)),
+        "transition_attributes_after": int(keep_trans.sum()),
+        "vocabulary_before": int(vocab_before), "vocabulary_after": int(vocab_after),
+        "min_kept_norm": float(min(s_norm[keep_state].min(initial=np.inf),
+                                   c_norm[keep_trans].min(initial=np.inf)))
+        if keep_state.any() or keep_trans.any() else None,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    provenance = dict(getattr(out, "provenance_", {}) or {})
+    if "compressed" in provenance:
+        record["previous"] = provenance["compressed"]
+    provenance["compressed"] = record
+    out.provenance_ = provenance
+    if hasattr(out, "history_"):
+        out.history_ = list(out.history_)
+    return out
