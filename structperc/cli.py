@@ -92,9 +92,18 @@ def _progress(epochs: int, quiet: bool):
               help="Span scheme the model learns in; output keeps the data's scheme [default: iobes].")
 @click.option("--lexicon", metavar="FILE",
               help="cws: extra dictionary words, one per line (training words are always used).")
+@click.option("--checkpoint-dir", metavar="DIR",
+              help="Save the full trainer state after every epoch (atomically) to DIR.")
+@click.option("--resume", metavar="DIR", help="Continue the run whose checkpoints are in DIR.")
+@click.option("--init-model", metavar="DIR",
+              help="Continue training this saved model on --train (new attributes and labels are added).")
+@click.option("--tokens-column", default="tokens", show_default=True,
+              help="Token column when --train is a dataset (datasets directory, .jsonl, .parquet, hf:NAME).")
+@click.option("--tags-column", help="Tag column of a dataset [default: the task's tag column].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
-          min_count, seed, scheme, constrained, encoding, lexicon, quiet):
+          min_count, seed, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
+          tokens_column, tags_column, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     from structperc.tasks import get_task
 
@@ -107,9 +116,16 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
 
         model = Segmenter(template=template or "cws", epochs=epochs, seed=seed, min_count=min_count,
                           dev_split=dev_split, lexicon=lexicon)
-        model.fit(train_path, dev=dev_path, callback=callback)
+        model.fit(train_path, dev=dev_path, callback=callback, checkpoint_dir=checkpoint_dir,
+                  resume=resume)
         tagger = model.tagger_
+    elif init_model:
+        from structperc.tagger import Tagger
+
+        tagger = model = Tagger.load(init_model)
+        model.partial_fit(train_path, epochs=epochs, dev=dev_path, callback=callback)
     else:
+        from structperc.corpus.hf import is_dataset_spec, load
         from structperc.tagger import Tagger
 
         if lexicon:
@@ -118,7 +134,12 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
                                 tag_column=tag_column, scheme=scheme, constrained=constrained,
                                 encoding=encoding, epochs=epochs, min_count=min_count, seed=seed,
                                 dev_split=dev_split)
-        model.fit(train_path, dev=dev_path, callback=callback)
+        data, dev = train_path, dev_path
+        if is_dataset_spec(train_path):
+            data = load(train_path)
+            dev = load(dev_path) if dev_path else None
+        model.fit(data, dev=dev, callback=callback, checkpoint_dir=checkpoint_dir, resume=resume,
+                  tokens=tokens_column, tags=tags_column)
     path = model.save(model_path)
     if not quiet:
         extra = f", best epoch {tagger.best_epoch_}" if (dev_path or dev_split) else ""
@@ -190,15 +211,15 @@ def segment(model_path, output, sep, inputs):
         output.write(sep.join(words) + "\n")
 
 
-def _register_optional_commands() -> None:
-    try:
-        from structperc.binary.cli import binary_command
-    except ImportError:  # the binary subpackage is optional at development time
-        return
-    main.add_command(binary_command)
+def _register_commands() -> None:
+    from structperc.binary.cli import binary_command
+    from structperc.lifecycle_cli import compress_command, info_command
+
+    for command in (binary_command, compress_command, info_command):
+        main.add_command(command)
 
 
-_register_optional_commands()
+_register_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

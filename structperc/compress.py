@@ -13,9 +13,12 @@ with norm > ``threshold``, then:
   re-encoding the kept keys. The renumbering is monotone, so the sorted key tables stay sorted and
   the weights need no permutation.
 
-Rule for ``keep``: ``n = ceil(keep · A)`` attributes of each kind are kept (``keep · A`` is rounded to
-9 decimals first so that e.g. ``0.3 · 10`` counts as 3, not 3.0000000000000004 → 4), the ones with the
-largest norms, ties broken by the lower id. ``keep=1.0`` keeps everything, so predictions are unchanged.
+Rule for ``keep``: of the ``A`` attributes of each kind, the ``n = ceil(keep · A)`` with the largest
+norms are kept (``keep · A`` is rounded to 9 decimals first so that e.g. ``0.3 · 10`` counts as 3, not
+3.0000000000000004 → 4; equal norms: the lower id first) — except that attributes whose weights are
+all zero are always dropped: they add nothing to any score (a perceptron never updates the attributes
+of sentences it already tags right, so a third to a half of them can be dead). So ``keep=1.0`` (or
+``threshold=0``) is lossless: predictions are unchanged, only dead attributes go.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def attribute_norms(weights: Weights) -> tuple[np.ndarray, np.ndarray]:
 
 def _top(norms: np.ndarray, keep: float) -> np.ndarray:
     mask = np.zeros(len(norms), dtype=bool)
-    k = n_kept(keep, len(norms))
+    k = min(n_kept(keep, len(norms)), int(np.count_nonzero(norms > 0)))
     if k:
         order = np.argsort(-norms, kind="stable")  # largest first; equal norms: lower id first
         mask[order[:k]] = True
@@ -139,7 +142,7 @@ def compress(tagger: Any, *, keep: float | None = None, threshold: float | None 
     tagger : Tagger or Segmenter
     keep : float in (0, 1], optional
         Keep the ``ceil(keep · A)`` state attributes with the largest weight-row norms (and likewise
-        for the transition-conditioned attributes).
+        for the transition-conditioned attributes); all-zero attributes are dropped regardless.
     threshold : float >= 0, optional
         Keep the attributes whose weight norm is greater than ``threshold``. Give exactly one of
         ``keep`` and ``threshold``.

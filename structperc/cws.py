@@ -80,8 +80,9 @@ class Segmenter:
         self.lexicon = lexicon
         self.folds = folds
 
-    def fit(self, X: Any, *, dev: Any = None,
-            callback: Callable[[EpochReport], None] | None = None) -> "Segmenter":
+    def fit(self, X: Any, *, dev: Any = None, callback: Callable[[EpochReport], None] | None = None,
+            checkpoint_dir: str | os.PathLike | None = None,
+            resume: str | os.PathLike | None = None) -> "Segmenter":
         """Train on segmented sentences: a file (one sentence a line, words split by spaces), or a list
         of word lists or of space-separated strings."""
         if not isinstance(self.folds, int) or self.folds < 1:
@@ -108,7 +109,8 @@ class Segmenter:
                                  [words_to_tags(s) for s in dev_sents], source=dev_source)
         self.tagger_ = Tagger(task="cws", template=self.template, epochs=self.epochs, seed=self.seed,
                               min_count=self.min_count, dev_split=self.dev_split)
-        self.tagger_.fit(corpus, dev=dev_corpus, callback=callback)
+        self.tagger_.fit(corpus, dev=dev_corpus, callback=callback, checkpoint_dir=checkpoint_dir,
+                         resume=resume)
         self.tagger_.extra_ = {"cws": {"train_words": self.train_words_, "lexicon": self.lexicon_}}
         if isinstance(X, (str, os.PathLike)):
             from structperc.tagger import _sources

@@ -162,25 +162,25 @@ class FeatureIndex:
         shifted = _shift(codes, pos, length, part.offset, n, fill_unknown=True)
         return shifted, len(self.vocabs[self.atoms.index(part.atom)])
 
-    def _keys(self, corpus: Corpus, grow: bool) -> list[np.ndarray]:
+    def _keys(self, corpus: Corpus, grow: bool) -> tuple[list[np.ndarray], list[list[int]]]:
+        """One int64 key per token and template (-1 where a part is unknown), and the radixes used:
+        the current vocabulary sizes when growing, the frozen ones otherwise."""
         for col in self.columns:
             corpus.factorize(col)  # raises a clear error for a missing column
         pos, length = corpus.positions()
         atom_codes = {a: self._atom_codes(corpus, i, grow) for i, a in enumerate(self.atoms)}
-        out = []
+        out, radixes = [], []
         for ti, t in enumerate(self.templates):
             if t.is_bias:
                 out.append(np.zeros(corpus.n_tokens, dtype=np.int64))
-                if grow:
-                    self.radix.append([])
+                radixes.append([])
                 continue
             parts = [self._part_codes(p, atom_codes, corpus, pos, length) for p in t.parts]
             radix = [r for _, r in parts] if grow else self.radix[ti]
-            if grow:
-                if float(np.prod(np.asarray(radix, dtype=np.float64))) >= _MAX_KEY:
-                    raise InputError(f"template {t.name!r} combines too many distinct values to index "
-                                     "(more than 2^62 combinations); split it into smaller templates")
-                self.radix.append(radix)
+            if grow and float(np.prod(np.asarray(radix, dtype=np.float64))) >= _MAX_KEY:
+                raise InputError(f"template {t.name!r} combines too many distinct values to index "
+                                 "(more than 2^62 combinations); split it into smaller templates")
+            radixes.append(radix)
             key = parts[0][0].copy()
             unknown = key < 0
             for (codes, _), r in zip(parts[1:], radix[1:]):
@@ -188,18 +188,19 @@ class FeatureIndex:
                 unknown |= codes < 0
             key[unknown] = -1
             out.append(key)
-        return out
+        return out, radixes
+
+    def _table(self, key: np.ndarray) -> np.ndarray:
+        """Sorted distinct keys seen at least ``min_count`` times."""
+        uniq, counts = np.unique(key, return_counts=True)
+        return uniq[counts >= self.min_count] if self.min_count > 1 else uniq
 
     def fit_transform(self, corpus: Corpus) -> Features:
         """Grow the vocabularies and attribute tables on training data, then freeze them."""
         if self.fitted:
             raise RuntimeError("FeatureIndex is already fitted")
-        self.radix = []
-        all_keys = self._keys(corpus, grow=True)
-        self.keys = []
-        for key in all_keys:
-            uniq, counts = np.unique(key, return_counts=True)
-            self.keys.append(uniq[counts >= self.min_count] if self.min_count > 1 else uniq)
+        all_keys, self.radix = self._keys(corpus, grow=True)
+        self.keys = [self._table(key) for key in all_keys]
         self.fitted = True
         return self._ids(all_keys, corpus)
 
@@ -207,7 +208,38 @@ class FeatureIndex:
         """Attribute ids of new data; unseen attributes get -1."""
         if not self.fitted:
             raise RuntimeError("FeatureIndex is not fitted")
-        return self._ids(self._keys(corpus, grow=False), corpus)
+        return self._ids(self._keys(corpus, grow=False)[0], corpus)
+
+    def extend(self, corpus: Corpus) -> tuple[Features, np.ndarray, np.ndarray]:
+        """Grow a fitted index with new data (continued training).
+
+        Vocabularies grow, so every template's radixes grow too: old keys are decoded with the old
+        radixes and re-encoded with the new ones (mixed-radix order is preserved, so the tables stay
+        sorted), then merged with the new data's keys.
+
+        Returns
+        -------
+        (Features, array, array)
+            The new data's features and, for the old state and transition attribute ids, their ids
+            in the grown index.
+        """
+        if not self.fitted:
+            raise RuntimeError("FeatureIndex is not fitted")
+        old_offsets = (self.offsets(False), self.offsets(True))
+        old_tables = []
+        all_keys, radix = self._keys(corpus, grow=True)
+        for ti, t in enumerate(self.templates):
+            table = _recode(self.keys[ti], self.radix[ti], radix[ti])
+            old_tables.append(table)
+            self.keys[ti] = np.union1d(table, self._table(all_keys[ti]))
+        self.radix = radix
+        remaps = []
+        for transition, offsets in zip((False, True), old_offsets):
+            new_offsets = self.offsets(transition)
+            parts = [np.searchsorted(self.keys[ti], old_tables[ti]) + new_offsets[col]
+                     for col, ti in enumerate(self._group(transition))]
+            remaps.append(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64))
+        return self._ids(all_keys, corpus), remaps[0], remaps[1]
 
     def _ids(self, all_keys: list[np.ndarray], corpus: Corpus) -> Features:
         mats = []
@@ -277,6 +309,21 @@ class FeatureIndex:
             offsets = self.offsets(transition)
             for col, ti in enumerate(self._group(transition)):
                 self.keys[ti] = self.keys[ti][keep[offsets[col]:offsets[col + 1]]]
+
+
+def _recode(keys: np.ndarray, old: list[int], new: list[int]) -> np.ndarray:
+    """Mixed-radix keys re-encoded from radixes ``old`` to ``new`` (each new radix ≥ the old one)."""
+    if old == new or not len(old):
+        return keys.copy()
+    digits = []
+    rest = keys.copy()
+    for r in reversed(old[1:]):
+        rest, d = np.divmod(rest, r)
+        digits.append(d)
+    out = rest
+    for r, d in zip(new[1:], reversed(digits)):
+        out = out * r + d
+    return out
 
 
 def _shift(codes: np.ndarray, pos: np.ndarray, length: np.ndarray, offset: int, n: int,

@@ -188,12 +188,16 @@ class Tagger:
     def fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
             dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens", tags: str | None = None,
             features: dict[str, str] | None = None,
-            callback: Callable[[EpochReport], None] | None = None) -> "Tagger":
+            callback: Callable[[EpochReport], None] | None = None,
+            checkpoint_dir: str | os.PathLike | None = None,
+            resume: str | os.PathLike | None = None) -> "Tagger":
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
         With ``dev`` (or ``dev_split``) the epoch scoring best on it is kept. For a `datasets.Dataset`,
         ``tokens`` and ``tags`` name its token and tag columns (`ClassLabel` tags are decoded) and
         ``features`` maps further corpus columns to dataset columns, e.g. ``{"pos": "pos_tags"}``.
+        With ``checkpoint_dir`` the trainer state is saved atomically after every epoch; ``resume``
+        (a checkpoint directory) continues such a run exactly where its last complete epoch ended.
         """
         task = self._task()
         self._check_params(task)
@@ -217,18 +221,18 @@ class Tagger:
                 self.__dict__.update({k: v for k, v in probe.__dict__.items() if k.endswith("_")})
                 return self
             epochs = probe.best_epoch_
-        fitted = self._fit_once(corpus, dev_corpus, template_lines, epochs, callback)
+        fitted = self._fit_once(corpus, dev_corpus, template_lines, epochs, callback, checkpoint_dir,
+                                resume)
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
         self.provenance_["sources"] = _sources(X, corpus)
         return self
 
     def _fit_once(self, corpus: Corpus, dev: Corpus | None, template_lines: list[str], epochs: int,
-                  callback) -> "Tagger":
+                  callback, checkpoint_dir=None, resume=None) -> "Tagger":
         task = self.task_
         out = Tagger(**self.get_params())
         out.task_ = task
         out.dataset_columns_ = self.dataset_columns_
-        out.template_lines_ = template_lines
         template_lines = optional_columns_dropped(template_lines, set(corpus.columns))
         out.template_lines_ = template_lines
         templates = parse_templates(template_lines)
@@ -237,42 +241,97 @@ class Tagger:
             raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
                              f"(columns: {', '.join(corpus.columns)})", corpus.source)
         tags = self._to_model_scheme(corpus.columns[task.tag_column], corpus.sent_ptr, task)
-        labels = LabelSet(tags)
-        y = labels.encode(tags)
-        features = FeatureIndex(templates, self.min_count)
-        feats = features.fit_transform(corpus)
-        mask, end = transition_mask(labels.labels, task.model_scheme if task.constrained else "none")
-        out.labels_ = labels.labels
-        out.label_set_ = labels
-        out.features_ = features
+        out.label_set_ = LabelSet(tags)
+        out.labels_ = out.label_set_.labels
+        out.features_ = FeatureIndex(templates, self.min_count)
+        feats = out.features_.fit_transform(corpus)
+        mask, end = out._masks()
+        fingerprint = {"templates": template_lines, "labels": out.labels_, "seed": self.seed,
+                       "attributes": [out.features_.n_state_attributes,
+                                      out.features_.n_transition_attributes],
+                       "scheme": [task.model_scheme, task.constrained], "data": _corpus_hash(corpus)}
+        if resume is not None:
+            from structperc.checkpoint import load_checkpoint
+            state = load_checkpoint(resume, fingerprint, mask, end)
+        else:
+            state = PerceptronState.zeros(out.features_.n_state_attributes,
+                                          out.features_.n_transition_attributes, len(out.labels_))
+        out._train(feats, out.label_set_.encode(tags), state, epochs, dev, callback,
+                   checkpoint_dir, fingerprint)
+        out.provenance_.update(n_sentences=len(corpus), n_tokens=corpus.n_tokens)
+        return out
+
+    def _masks(self) -> tuple[np.ndarray, np.ndarray]:
+        task = self.task_
+        return transition_mask(self.labels_, task.model_scheme if task.constrained else "none")
+
+    def _train(self, feats, y: np.ndarray, state: PerceptronState, epochs: int, dev: Corpus | None,
+               callback, checkpoint_dir=None, fingerprint: dict | None = None) -> None:
+        """Run the trainer from ``state`` and set the fitted attributes (the one training path)."""
+        task = self.task_
+        labels = self.label_set_
+        mask, end = self._masks()
         dev_score = None
         if dev is not None:
-            dev_feats = features.transform(dev)
+            dev_feats = self.features_.transform(dev)
             gold = list(dev.sentences(task.tag_column))
 
             def dev_score(weights: Weights) -> float:
                 flat = labels.decode(weights.predict(dev_feats))
                 flat = convert_flat(flat, dev.sent_ptr, task.model_scheme, task.scheme) \
                     if task.model_scheme != task.scheme else flat
-                return out._score(gold, _split_tags(flat, dev.sent_ptr))
+                return self._score(gold, _split_tags(flat, dev.sent_ptr))
         history: list[EpochReport] = []
 
         def report(r: EpochReport) -> None:
             history.append(r)
             if callback is not None:
                 callback(r)
-        state = PerceptronState.zeros(features.n_state_attributes, features.n_transition_attributes,
-                                      len(labels))
-        out.weights_, out.best_epoch_ = train_perceptron(
+        on_epoch_end = None
+        if checkpoint_dir is not None:
+            from structperc.checkpoint import save_checkpoint
+
+            def on_epoch_end(st: PerceptronState) -> None:
+                save_checkpoint(checkpoint_dir, st, fingerprint)
+        self.weights_, self.best_epoch_ = train_perceptron(
             feats, y, state, mask=mask, end=end, epochs=epochs, seed=self.seed,
-            dev_score=dev_score, callback=report)
-        out.history_ = history
-        out.provenance_ = {
-            "structperc_version": __version__, "date": training_date(), "epochs": epochs, "best_epoch": out.best_epoch_,
-            "seed": self.seed, "dev_score": max((r.dev_score for r in history if r.dev_score is not None),
-                                                default=None),
-            "n_sentences": len(corpus), "n_tokens": corpus.n_tokens}
-        return out
+            dev_score=dev_score, callback=report, on_epoch_end=on_epoch_end)
+        self.history_ = history
+        self.provenance_ = {"structperc_version": __version__, "date": training_date(),
+                            "epochs": epochs, "best_epoch": self.best_epoch_, "seed": self.seed,
+                            "dev_score": state.best_score}
+
+    def partial_fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, epochs: int | None = None,
+                    dev: Any = None, callback: Callable[[EpochReport], None] | None = None) -> "Tagger":
+        """Continue training a fitted tagger on new data.
+
+        New attributes and new labels are added (existing ids are remapped, weights move with them).
+        Training starts from the current (averaged) weights; the averaging restarts, so the result is
+        the average of the weights after each instance of *this* training. Templates, columns, label
+        scheme and seed are kept from the model.
+        """
+        self._check_fitted()
+        task = self.task_
+        corpus = self._corpus(X, y, need_tags=True)
+        dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
+        tags = self._to_model_scheme(corpus.columns[task.tag_column], corpus.sent_ptr, task)
+        old_labels, old = self.labels_, self.weights_
+        self.label_set_ = LabelSet(old_labels + tags)
+        self.labels_ = self.label_set_.labels
+        feats, state_map, trans_map = self.features_.extend(corpus)
+        L = len(self.labels_)
+        label_map = self.label_set_.encode(old_labels).astype(np.int64)
+        rows = np.append(label_map, L)  # the <bos> row moves to the new last row
+        state = PerceptronState.zeros(self.features_.n_state_attributes,
+                                      self.features_.n_transition_attributes, L)
+        state.W[np.ix_(state_map, label_map)] = old.state[:-1]
+        state.Wt[np.ix_(rows, label_map)] = old.trans
+        state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
+        previous = dict(getattr(self, "provenance_", {}))
+        self._train(feats, self.label_set_.encode(tags), state, epochs or task.epochs, dev_corpus, callback)
+        self.provenance_.update(continued_from=previous, n_sentences=len(corpus), n_tokens=corpus.n_tokens,
+                                sources=_sources(X, corpus))
+        return self
 
     @staticmethod
     def _to_model_scheme(tags: list[str], ptr: np.ndarray, task: Task) -> list[str]:
@@ -284,10 +343,13 @@ class Tagger:
     def train(cls, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
               dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens",
               tags: str | None = None, features: dict[str, str] | None = None,
-              callback: Callable[[EpochReport], None] | None = None, **params) -> "Tagger":
+              callback: Callable[[EpochReport], None] | None = None,
+              checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
+              **params) -> "Tagger":
         """Construct with ``params`` and fit; see `Tagger` and `Tagger.fit`."""
         return cls(**params).fit(X, y, dev=dev, dev_y=dev_y, tokens=tokens, tags=tags,
-                                 features=features, callback=callback)
+                                 features=features, callback=callback, checkpoint_dir=checkpoint_dir,
+                                 resume=resume)
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("task", "template", "columns", "tag_column", "scheme",
@@ -424,6 +486,16 @@ class Tagger:
             raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
                 from None
         return tagger
+
+
+def _corpus_hash(corpus: Corpus) -> str:
+    """A digest of every column of a corpus (checkpoints resume only on the same data)."""
+    h = hashlib.sha256()
+    h.update(corpus.sent_ptr.tobytes())
+    for name in sorted(corpus.columns):
+        h.update(name.encode())
+        h.update("\x00".join(corpus.columns[name]).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def _split_tags(flat: list[str], ptr: np.ndarray) -> list[list[str]]:

@@ -54,6 +54,9 @@ class PerceptronState:
     c: int = 0             # instances processed so far
     epoch: int = 0         # epochs completed
     rng_state: dict = field(default_factory=dict)
+    best_score: float | None = None   # best dev score so far, its epoch and averaged weights
+    best_epoch: int = 0
+    best: Weights | None = None
 
     @classmethod
     def zeros(cls, n_attributes: int, n_transition_attributes: int, n_labels: int) -> "PerceptronState":
@@ -142,7 +145,6 @@ def train_perceptron(
     rng = np.random.default_rng(seed)
     if state.rng_state:
         rng.bit_generator.state = state.rng_state
-    best: tuple[float, Weights, int] | None = None
     while state.epoch < epochs:
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
@@ -156,13 +158,13 @@ def train_perceptron(
         if dev_score is not None:
             weights = state.averaged(mask, end)
             report.dev_score = float(dev_score(weights))
-            if best is None or report.dev_score > best[0]:
-                best = (report.dev_score, weights, state.epoch)
+            if state.best_score is None or report.dev_score > state.best_score:
+                state.best_score, state.best, state.best_epoch = report.dev_score, weights, state.epoch
                 report.best = True
         if on_epoch_end is not None:
             on_epoch_end(state)
         if callback is not None:
             callback(report)
-    if best is not None:
-        return best[1], best[2]
+    if state.best is not None:
+        return state.best, state.best_epoch
     return state.averaged(mask, end), state.epoch

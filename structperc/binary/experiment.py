@@ -99,10 +99,9 @@ def run_experiment(
     note = None
     bound: float | None = None
 
-    if algorithm in ("primal", "dual", "margin"):
-        best = bounds.hard_margin(points, signs)
-        if best is not None:
-            quantities["rho*"] = best.rho
+    best = None if algorithm == "lifted" else bounds.hard_margin(points, signs)
+    if best is not None:
+        quantities["rho*"] = best.rho
     if algorithm in ("primal", "dual"):
         estimator: BinaryEstimatorBase = (
             Perceptron(**common) if algorithm == "primal"

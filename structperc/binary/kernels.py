@@ -106,13 +106,6 @@ class ResolvedKernel:
     def is_linear(self) -> bool:
         return self.name == "linear"
 
-    def describe(self) -> str:
-        if self.name == "poly":
-            return f"poly (degree {self.degree}, coef0 {self.coef0:g})"
-        if self.name == "rbf":
-            return f"rbf (gamma {self.gamma:g})"
-        return self.name
-
 
 def resolve_kernel(
     kernel: KernelSpec, *, degree: int, gamma: float | None, coef0: float, n_features: int

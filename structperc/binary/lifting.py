@@ -11,7 +11,7 @@ from structperc.binary._base import BinaryEstimatorBase, KernelExpansionMixin
 from structperc.binary._engine import MistakeRule, train_dual, train_primal
 from structperc.binary._validation import check_positive, check_vector
 from structperc.binary.dual import homogeneous_gram
-from structperc.binary.kernels import KernelSpec, ResolvedKernel, resolve_kernel
+from structperc.binary.kernels import KernelSpec, resolve_kernel
 from structperc.binary.perceptron import RandomState
 from structperc.binary.transforms import homogeneous, lift
 
@@ -140,9 +140,14 @@ update_indices_, n_features_in_
         self.shuffle = shuffle
         self.random_state = random_state
 
-    def _reference(self, G: NDArray[np.float64], X: NDArray[np.float64], signs, kernel:
-                   ResolvedKernel, fit_intercept: bool):
-        """Resolve ``A`` and the reference ``(v, rho)``; return ``(A, LiftingBound | None, v)``."""
+    def _reference(self, G: NDArray[np.float64], points: NDArray[np.float64] | None,
+                   signs: NDArray[np.float64]) -> tuple[float, bounds.LiftingBound | None,
+                                                        NDArray[np.float64] | None]:
+        """Resolve ``A`` and the reference ``(v, rho)``; return ``(A, bound, v)``.
+
+        ``points`` are the homogeneous training points for the linear kernel and
+        ``None`` for other kernels (then the Gram matrix is embedded).
+        """
         A = None if self.A is None else check_positive(self.A, "A", allow_zero=True)
         if self.rho is None:
             if self.v is not None:
@@ -150,14 +155,13 @@ update_indices_, n_features_in_
             return (math.sqrt(float(np.max(np.diag(G)))) if A is None else A), None, None
         rho = check_positive(self.rho, "rho")
         if self.v is not None:
-            if not kernel.is_linear:
+            if points is None:
                 raise ValueError("v can only be given with the linear kernel; pass rho alone "
                                  "to let the best v be computed in the kernel's feature space")
-            points = homogeneous(X) if fit_intercept else X
             v = check_vector(self.v, points.shape[1])
         else:
-            points = (homogeneous(X) if fit_intercept else X) if kernel.is_linear \
-                else bounds.gram_embedding(G)
+            if points is None:
+                points = bounds.gram_embedding(G)
             v, _ = bounds.soft_separator(points, signs, rho)
         ref = bounds.lifting(points, signs, v, rho, A=A)
         return ref.A, ref, v
@@ -177,13 +181,15 @@ update_indices_, n_features_in_
             raise ValueError("form='explicit' builds the lifted columns and needs the linear "
                              "kernel; use form='implicit' with other kernels")
         G = homogeneous_gram(kernel, X, fit_intercept)
-        A, ref, v = self._reference(G, X, signs, kernel, fit_intercept)
+        points = (homogeneous(X) if fit_intercept else X) if kernel.is_linear else None
+        A, ref, v = self._reference(G, points, signs)
         n = X.shape[0]
         common = dict(eta=eta, max_epochs=max_epochs, shuffle=shuffle,
                       random_state=self.random_state, rule=MistakeRule(),
                       what=type(self).__name__)
         if self.form == "explicit":
-            lifted = lift(homogeneous(X) if fit_intercept else X, A)
+            assert points is not None  # explicit form implies the linear kernel
+            lifted = lift(points, A)
             w, log = train_primal(lifted, signs, **common)
             slack = w[lifted.shape[1] - n:].copy()
             alpha = eta * np.bincount(log.update_indices, minlength=n).astype(np.float64)
