@@ -15,6 +15,23 @@ from structperc.errors import StructpercError
 
 
 class _Group(click.Group):
+    #: Commands imported only when used: the binary perceptrons pull in scipy.optimize (seconds of
+    #: start-up that `structperc tag` must not pay).
+    lazy = {"binary": "structperc.binary.cli:binary_command",
+            "compress": "structperc.lifecycle_cli:compress_command",
+            "info": "structperc.lifecycle_cli:info_command"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, name: str):
+        if name in self.lazy and name not in self.commands:
+            import importlib
+
+            module, attr = self.lazy[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -210,16 +227,6 @@ def segment(model_path, output, sep, inputs):
     for words in seg.segment_lines(iter_raw_lines(inputs or ("-",))):
         output.write(sep.join(words) + "\n")
 
-
-def _register_commands() -> None:
-    from structperc.binary.cli import binary_command
-    from structperc.lifecycle_cli import compress_command, info_command
-
-    for command in (binary_command, compress_command, info_command):
-        main.add_command(command)
-
-
-_register_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

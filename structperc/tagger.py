@@ -29,8 +29,11 @@ def resolve_template(template: str | Sequence[str]) -> list[str]:
         if template in PRESETS:
             return preset(template)
         if os.path.exists(template):
-            with open(template, encoding="utf-8") as fh:
-                return [line.strip() for line in fh if line.strip() and not line.startswith("#")]
+            from structperc.corpus.conll import open_text_lines
+
+            lines = [line for _, line in open_text_lines(template)]
+            parse_templates(lines, template)  # errors name the file and line
+            return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
         raise InputError(f"{template!r} is neither a template preset ({', '.join(sorted(PRESETS))}) "
                          "nor a template file")
     return list(template)
@@ -158,15 +161,18 @@ class Tagger:
                                          tags=m.get("tags") if need_tags or m.get("tags") in
                                          X.column_names else None,
                                          tag_column=tag, features=m.get("features"))
-        elif isinstance(X, Sequence):
+        elif isinstance(X, Sequence) and not isinstance(X, str):
             inputs = [c for c in task.columns if c not in ("_", tag)]
+            for si, s in enumerate(X):
+                if isinstance(s, str):
+                    raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")
             sents = [list(s) for s in X]
             if sents and sents[0] and isinstance(sents[0][0], (tuple, list)):
-                cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(inputs)}
                 for si, s in enumerate(sents):
-                    if any(len(tok) != len(inputs) for tok in s):
+                    if any(not isinstance(tok, (tuple, list)) or len(tok) != len(inputs) for tok in s):
                         raise InputError(f"sentence {si}: every token needs {len(inputs)} values "
                                          f"({', '.join(inputs)})")
+                cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(inputs)}
             else:
                 cols = {inputs[0]: sents}
                 if len(inputs) > 1:
@@ -404,6 +410,7 @@ class Tagger:
     def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False) -> dict:
         """A report on gold-tagged data: span P/R/F1 per type (span tasks) and token accuracy."""
         from structperc.metrics import confusions, span_report, token_accuracy
+        self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         gold = list(corpus.sentences(self.task_.tag_column))
         pred = _split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
@@ -453,7 +460,8 @@ class Tagger:
             tagger = cls(**{k: v for k, v in t["params"].items() if k in cls().get_params()})
             tagger.template = t["templates"]
             tagger.task_ = Task(t["task"], tuple(t["columns"]), t["tag_column"], "", t["scheme"],
-                                t["metric"], bool(t["constrained"]), encoding=t["encoding"])
+                                t["metric"], bool(t["constrained"]),
+                                encoding=t.get("encoding", t["scheme"]))
             tagger.template_lines_ = list(t["templates"])
             templates = parse_templates(tagger.template_lines_)
             tagger.features_ = FeatureIndex.from_state(templates, t["features"], arrays)
@@ -473,7 +481,7 @@ class Tagger:
             trans = np.asarray(arrays["trans"], dtype=np.float32)
             if trans.shape != (L + 1, L):
                 raise ValueError("transition weights have the wrong shape")
-            mask, end = transition_mask(tagger.labels_, t["encoding"] if t["constrained"] else "none")
+            mask, end = tagger._masks()
             tagger.weights_ = Weights(with_zero_row(state), trans, with_zero_row(cond), mask, end)
             tagger.best_epoch_ = t["provenance"].get("best_epoch")
             tagger.provenance_ = t["provenance"]

@@ -54,10 +54,12 @@ def _char_type(s: str) -> str:
     if not s:
         return "E"
     ch = s[0]
+    if ch.isdigit():
+        return "D"
+    if ch in "〇零一二三四五六七八九十百千万亿":  # numerals before the Han range that contains them
+        return "N"
     if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" or "\U00020000" <= ch <= "\U0002ebef":
         return "H"
-    if ch.isdigit() or ch in "〇零一二三四五六七八九十百千万亿":
-        return "D" if ch.isdigit() else "N"
     cat = unicodedata.category(ch)
     if cat.startswith("L"):
         return "L"
@@ -227,17 +229,22 @@ def optional_columns_dropped(lines: list[str], columns: set[str]) -> list[str]:
 
 def parse_templates(lines: list[str], source: str = "<template>") -> list[Template]:
     """Parse a list of templates, rejecting duplicates (they would double-count a feature)."""
-    out, seen = [], set()
-    for line in lines:
+    out, seen = [], {}
+    for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("?"):
             line = line[1:]
-        t = parse_template(line, source)
-        if t.name in seen:
-            raise InputError(f"duplicate template {t.name!r}", source)
-        seen.add(t.name)
+        where = (source, number) if source != "<template>" else (source, None)
+        try:
+            t = parse_template(line, source)
+        except InputError as exc:
+            raise InputError(exc.reason, *where) from None
+        canonical = (t.transition, tuple(map(str, t.parts)))  # "w[0]" and "word[+0]" are one template
+        if canonical in seen:
+            raise InputError(f"duplicate template {t.name!r} (same as {seen[canonical]!r})", *where)
+        seen[canonical] = t.name
         out.append(t)
     if not out:
         raise InputError("no templates given", source)

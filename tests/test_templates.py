@@ -102,12 +102,8 @@ def test_chartype(value, expected):
     assert FUNCTIONS["chartype"](value) == expected
 
 
-@pytest.mark.xfail(reason="BUG: templates._char_type tests the Han range before the Chinese-numeral "
-                          "set, so 一二三…亿 give 'H'; the 'N' branch is reached only by 〇",
-                   strict=True)
-@pytest.mark.parametrize("value", ["一", "五", "十", "百", "万", "亿", "零"])
-def test_chartype_chinese_numerals(value):
-    assert FUNCTIONS["chartype"](value) == "N"
+def test_chartype_chinese_numerals():
+    assert [FUNCTIONS["chartype"](v) for v in "一五十百万亿零"] == ["N"] * 7
 
 
 @settings(max_examples=100, deadline=None)
@@ -172,9 +168,6 @@ def test_duplicate_templates(lines):
         parse_templates(lines)
 
 
-@pytest.mark.xfail(reason="BUG: parse_templates detects duplicates by spelling only: 'w[0]' and "
-                          "'word[0]' (alias) or 'w[1]' and 'w[+1]' are the same feature, counted twice",
-                   strict=True)
 @pytest.mark.parametrize("lines", [["w[0]", "word[0]"], ["w[1]", "w[+1]"]])
 def test_duplicate_templates_up_to_alias(lines):
     with pytest.raises(InputError, match="duplicate template"):
@@ -190,8 +183,9 @@ def test_no_templates():
 def test_presets_parse(name):
     lines = preset(name)
     ts = parse_templates(lines)
-    assert len(ts) == len(lines)
-    assert sum(t.is_bias for t in ts) == 1
+    assert len(ts) == len(lines)                       # no line dropped, no duplicate
+    assert [t.name for t in ts] == [ln.lstrip("?").replace(" ", "") for ln in lines]
+    assert sum(t.is_bias for t in ts) <= 1
 
 
 def test_chunk_preset_extends_crfsuite_with_transitions():

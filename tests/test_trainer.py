@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from structperc.corpus.columns import Corpus
 from structperc.features import FeatureIndex
@@ -149,7 +148,7 @@ def test_continuing_training_equals_training_at_once():
 
 def test_separable_toy_reaches_zero_mistakes():
     words, tags = _toy(seed=1, n=60)
-    feats, y, state, mask, end, *_ = _setup(words, tags, ["w[0]"], scheme="iob2")
+    feats, y, state, mask, end, *_ = _setup(words, tags, ["w[0]"])   # tag = f(word): separable
     _, _, reports = _train(feats, y, state, mask, end, epochs=10, seed=0)
     mistakes = [r.mistakes for r in reports]
     assert mistakes[0] > 0

@@ -5,6 +5,7 @@ Errors name the file and line: a user with a 200,000-line corpus needs to know w
 from __future__ import annotations
 
 import gzip
+import zlib
 import itertools
 import os
 import sys
@@ -52,7 +53,10 @@ def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
                 rest = piece
                 continue
             piece, rest = piece[:cut], piece[cut:]
-            lines = _decode(piece, name, number).split("\n")
+            text = _decode(piece, name, number)
+            if number == 0 and text.startswith("\ufeff"):
+                text = text[1:]  # a UTF-8 byte order mark is not part of the first token
+            lines = text.split("\n")
             lines.pop()  # empty string after the final newline
             for line in lines:
                 number += 1
@@ -61,7 +65,7 @@ def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
             number += 1
             line = _decode(rest, name, number - 1)
             yield number, line[:-1] if line.endswith("\r") else line
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", name) from None
     finally:
         if not hasattr(path, "read") and str(path) != "-":
