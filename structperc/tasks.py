@@ -30,8 +30,8 @@ class Task:
 TASKS: dict[str, Task] = {
     "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
                   encoding="iobes"),
-    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 10, encoding="iobes"),
-    "pos": Task("pos", tuple(CONLLU_COLUMNS), "upos", "pos", "none", "accuracy", False, 10),
+    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 20, encoding="iobes"),
+    "pos": Task("pos", tuple(CONLLU_COLUMNS), "upos", "pos", "none", "accuracy", False, 20),
     "cws": Task("cws", ("char", "lexb", "lexe", "lexm", "tag"), "tag", "cws", "bmes", "words", True, 10),
 }
 

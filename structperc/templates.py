@@ -314,7 +314,10 @@ POS = (
        "hashyphen(w[0])", "hasdigit(w[0])", "isupper(w[0])", "istitle(w[0])", "length(w[0])",
        "lower(w[-1])|lower(w[0])", "lower(w[0])|lower(w[1])", "lower(w[-1])|lower(w[1])",
        "rare(w[0])", "rare(w[0])|suffix3(w[0])", "rare(w[0])|shape(w[0])",
-       "y[-1]|y[0]|suffix2(w[0])", "bias"]
+       "y[-1]|y[0]|suffix2(w[0])", "bias",
+       "istitle(w[0])|lower(w[-1])", "suffix3(w[0])|lower(w[-1])", "suffix3(w[0])|lower(w[1])",
+       "lower(w[-2])|lower(w[-1])", "lower(w[1])|lower(w[2])", "shape(w[-1])", "shape(w[1])",
+       "prefix1(w[0])|suffix3(w[0])"]
 )
 
 PRESETS: dict[str, list[str]] = {

@@ -142,6 +142,7 @@ def train_perceptron(
     max_len = int(np.diff(ptr).max()) if n_sent else 0
     mask = np.ascontiguousarray(mask, dtype=np.float64)
     end = np.ascontiguousarray(end, dtype=np.float64)
+    train_kernels.warm_up()
     rng = np.random.default_rng(seed)
     if state.rng_state:
         rng.bit_generator.state = state.rng_state

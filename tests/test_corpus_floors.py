@@ -33,3 +33,62 @@ def test_conll2000_crfsuite_template_floor():
     f1 = tagger.score(str(test))
     # measured 0.9367 (10 epochs, seed 0, IOBES training encoding; 0.9355 when trained in IOB2)
     assert f1 >= 0.934, f"CoNLL-2000 span F1 {f1:.4f} < 0.934 with the crfsuite template"
+
+
+def _files(folder: str, *names: str) -> list[Path]:
+    paths = [CORPORA / folder / n for n in names]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        pytest.skip(f"corpus not found ({', '.join(missing)} missing)")
+    return paths
+
+
+@pytest.mark.corpus
+def test_conll2000_default_template_floor():
+    train, test = _conll2000()
+    # 5 epochs: what `structperc train --dev-split 0.1 --epochs 15` picks on a held-out tenth of the
+    # training data (never on test); the held-out run itself is too slow to repeat here.
+    tagger = Tagger.train(str(train), columns=["word", "pos", "chunk"], epochs=5, seed=0)
+    f1 = tagger.score(str(test))
+    assert f1 >= 0.940, f"CoNLL-2000 span F1 {f1:.4f} < 0.940 with the default template"  # measured 0.9411
+
+
+@pytest.mark.corpus
+def test_dev_split_picks_epochs_on_train_only():
+    train, _ = _conll2000()
+    tagger = Tagger(columns=["word", "pos", "chunk"], template="crfsuite", epochs=4, dev_split=0.1,
+                    seed=0)
+    tagger.fit(str(train))
+    held_out = [r.dev_score for r in tagger.dev_history_]
+    assert tagger.best_epoch_ == 1 + max(range(len(held_out)), key=held_out.__getitem__)
+    assert tagger.provenance_["n_sentences"] == 8936  # the refit used all of train
+
+
+@pytest.mark.corpus
+def test_sxu_segmentation_floor():
+    from structperc.cws import Segmenter
+
+    train, test = _files("sighan2008_sxu", "train.txt", "test.txt")
+    seg = Segmenter.train(str(train), epochs=12, seed=0)
+    report = seg.evaluate(str(test))
+    # measured F1 0.9565 (P 0.9516, R 0.9615, OOV-R 0.5807, IV-R 0.9820) with 15 epochs
+    assert report["f1"] >= 0.950, report
+    assert report["oov_recall"] >= 0.50, report
+
+
+@pytest.mark.corpus
+def test_ud_ewt_upos_floor():
+    train, dev, test = _files("ud_en_ewt", "en_ewt-ud-train.conllu", "en_ewt-ud-dev.conllu",
+                              "en_ewt-ud-test.conllu")
+    tagger = Tagger.train(str(train), task="pos", epochs=19, seed=0)  # 19: best on the dev file
+    acc = tagger.score(str(test))
+    assert acc >= 0.950, f"UD EWT UPOS accuracy {acc:.4f} < 0.950"  # measured 0.9504
+
+
+@pytest.mark.corpus
+def test_conll2002_spanish_ner_floor():
+    train, test = _files("conll2002", "esp.train", "esp.testb")
+    tagger = Tagger.train(str(train), task="ner", epochs=20, seed=0)
+    f1 = tagger.score(str(test))
+    # measured 0.7958 (the target is 0.80, not reached yet); this floor guards what we have
+    assert f1 >= 0.790, f"CoNLL-2002 esp.testb F1 {f1:.4f} < 0.790"

@@ -40,7 +40,7 @@ ALLOWED = (InputError, ModelFormatError)
 EXAMPLES = {
     "conll_bytes": 1500, "conll_lines": 1500, "conll_gzip": 400, "conllu_bytes": 600,
     "conllu_lines": 1000, "segmented_bytes": 600, "segmented_lines": 600,
-    "template_random": 1500, "template_structured": 1500, "template_train": 200,
+    "template_random": 1500, "template_structured": 1500, "template_train": 300,
     "model_random": 300, "model_truncated": 400, "model_bitflip": 1500, "model_metadata": 400,
 }
 assert sum(EXAMPLES.values()) >= 10_000
@@ -225,18 +225,25 @@ def test_template_parser_structured_strings(pieces, more):
 
 _X = [list(zip(w, p)) for w, p in zip(*toy_columns()[:2])]
 _Y = toy_columns()[2]
+_PARTS = ["w[0]", "w[-1]", "pos[1]", "lower(w[0])", "suffix2(w[-2])", "same(w[0],w[-1])", "rare(w[0])",
+          "bias", "chartype(w[0])", "w[9]", "pos[-40]", "w[123456789012]", "w[-4611686018427387904]",
+          "y[-1]|y[0]|pos[0]", "y[-1]|y[0]|w[5]", "prefix9(w[0])", "w[+1]", "missing[0]",
+          "?missing[0]", "?pos[0]|w[1]", "same(pos[-3],pos[2])"]
+
+
+def _train_on_template(lines):
+    tagger = only_documented_errors(Tagger.train, _X, _Y, columns=["word", "pos", "chunk"],
+                                    template=lines, epochs=1)
+    if tagger is not None:
+        assert len(tagger.tag([("the", "DT"), ("cat", "NN")])) == 2
 
 
 @fuzz_settings("template_train")
-@given(parts=st.lists(st.sampled_from(["w[0]", "w[-1]", "pos[1]", "lower(w[0])", "suffix2(w[-2])",
-                                       "same(w[0],w[-1])", "rare(w[0])", "bias", "chartype(w[0])",
-                                       "w[9]", "pos[-40]", "w[123456789012]", "w[-99999999999999999999]",
-                                       "y[-1]|y[0]|pos[0]", "y[-1]|y[0]|w[5]", "prefix9(w[0])",
-                                       "w[+1]", "missing[0]", "?missing[0]", "?pos[0]|w[1]"]),
-                      min_size=1, max_size=4),
+@given(parts=st.lists(st.sampled_from(_PARTS), min_size=1, max_size=4),
        joins=st.lists(st.booleans(), min_size=3, max_size=3))
 def test_templates_through_training(parts, joins):
-    """Parsed templates must also be usable (or refused with InputError) when training on them."""
+    """Parsed templates must also be usable (or refused with InputError) when training on them.
+    Offsets beyond int64 are left to `test_offsets_beyond_int64` (a known bug)."""
     lines, cur = [], parts[0]
     for part, join in zip(parts[1:], joins):
         if join and "y[" not in part and "y[" not in cur and "bias" not in (part, cur) \
@@ -246,10 +253,16 @@ def test_templates_through_training(parts, joins):
             lines.append(cur)
             cur = part
     lines.append(cur)
-    tagger = only_documented_errors(Tagger.train, _X, _Y, columns=["word", "pos", "chunk"],
-                                    template=lines, epochs=1)
-    if tagger is not None:
-        assert len(tagger.tag([("the", "DT"), ("cat", "NN")])) == 2
+    _train_on_template(lines)
+
+
+@pytest.mark.xfail(strict=True, raises=OverflowError,
+                   reason="BUG: parse_template accepts offsets beyond int64 and training then raises "
+                          "OverflowError in features._shift (np.arange(n, dtype=int64) + offset); "
+                          "parse_template should refuse |offset| > a sane bound with InputError")
+@pytest.mark.parametrize("template", ["w[-99999999999999999999]", "w[9223372036854775808]"])
+def test_offsets_beyond_int64(template):
+    _train_on_template([template])
 
 
 # ---------------------------------------------------------------------------------- model files
@@ -308,7 +321,7 @@ def test_model_load_single_bit_flip(bit):
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=True)
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_infinity=False)
     | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6)
@@ -328,24 +341,68 @@ with zipfile.ZipFile(io.BytesIO(MODEL_BYTES)) as _zf:
     MEMBERS = {name: _zf.read(name) for name in _zf.namelist()}
 META = json.loads(MEMBERS["metadata.json"])
 META_PATHS = [p for p in _paths(META) if p and p[0] not in ("provenance", "extra")]
+DELETE = object()
+
+#: Metadata that `Tagger.load` accepts without checking and that only fails later, in predict():
+#: known bugs, pinned in `test_known_metadata_bugs`; the fuzzer skips predicting with them.
+LAZY = (("columns",), ("features", "vocabs"), ("features", "radix"), ("scheme",))
 
 
-@fuzz_settings("model_metadata")
-@given(where=st.sampled_from(META_PATHS), value=JSON_VALUES, delete=st.booleans())
-def test_model_load_mutated_metadata(where, value, delete):
-    """A well-formed archive whose metadata.json has one value replaced or removed."""
+def _mutated(where, value) -> bytes:
     meta = json.loads(MEMBERS["metadata.json"])
     node = meta
     for k in where[:-1]:
         node = node[k]
-    if delete and isinstance(node, dict):
-        del node[where[-1]]
+    if value is DELETE:
+        if isinstance(node, dict):
+            del node[where[-1]]
+        else:
+            node.pop(where[-1])
     else:
         node[where[-1]] = value
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data in MEMBERS.items():
             zf.writestr(name, json.dumps(meta) if name == "metadata.json" else data)
-    tagger = _load_bytes(buf.getvalue())
+    return buf.getvalue()
+
+
+@fuzz_settings("model_metadata")
+@given(where=st.sampled_from(META_PATHS), value=JSON_VALUES | st.just(DELETE))
+def test_model_load_mutated_metadata(where, value):
+    """A well-formed archive whose metadata.json has one value replaced or removed: loading raises
+    only ModelFormatError, and a model that loads predicts or raises a documented error.
+    (Infinite floats are left to `test_known_metadata_bugs`.)"""
+    tagger = _load_bytes(_mutated(where, value))
+    if tagger is not None and not any(where[:len(p)] == p for p in LAZY):
+        only_documented_errors(tagger.predict, PROBE)
+
+
+def _xfail(reason):
+    return pytest.mark.xfail(strict=True, reason="BUG: " + reason)
+
+
+_INF = float("inf")
+
+
+@pytest.mark.parametrize("where, value", [
+    pytest.param(("features", "min_count"), _INF, marks=_xfail(
+        "Tagger.load lets OverflowError out (int(inf) in FeatureIndex.from_state); add OverflowError "
+        "to the exceptions Tagger.load turns into ModelFormatError")),
+    pytest.param(("features", "radix", 0, 0), _INF, marks=_xfail("as above, for a radix of inf")),
+    pytest.param(("features", "radix", 2, 1), 2**70, marks=_xfail(
+        "Tagger.load does not check radixes (must equal the vocabulary size, or 3 for same()); "
+        "a huge one raises OverflowError in predict")),
+    pytest.param(("columns", 0), None, marks=_xfail(
+        "Tagger.load does not check that columns are strings: TypeError in predict")),
+    pytest.param(("columns", 1), [], marks=_xfail("as above: unhashable column name")),
+    pytest.param(("features", "vocabs", 0, 0), [], marks=_xfail(
+        "Tagger.load does not check that vocabulary entries are strings: TypeError in predict")),
+    pytest.param(("scheme",), "x", marks=_xfail(
+        "Tagger.load does not check the scheme: plain ValueError ('unknown span scheme') in predict")),
+    pytest.param(("scheme",), None, marks=_xfail("as above, scheme null")),
+])
+def test_known_metadata_bugs(where, value):
+    tagger = _load_bytes(_mutated(where, value))
     if tagger is not None:
         only_documented_errors(tagger.predict, PROBE)

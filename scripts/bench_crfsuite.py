@@ -1,0 +1,486 @@
+#!/usr/bin/env python
+"""Benchmark structperc against python-crfsuite's averaged perceptron, side by side, in one run.
+
+Both systems get the same corpus, the same feature template and the same number of epochs:
+
+* CRFsuite: ``pycrfsuite.Trainer(algorithm="ap")`` with ``max_iterations = epochs``; the attributes
+  are built in Python exactly as CRFsuite's example/chunking.py + crfutils.py do (one list of
+  strings per token, appended sentence by sentence), plus ``bias``.
+* structperc: the ``crfsuite`` template preset (the same template plus bias), via its CLI/API.
+
+What is measured, and why (each timed figure is the median of ``--repeat`` runs; every run is a
+fresh subprocess, run one after another because the machine is small and shared):
+
+1. training throughput, token·epochs/s — the speed of the learning loop itself. CRFsuite: the time
+   of ``trainer.train()`` (which includes its own feature generation and model writing);
+   structperc: the sum of the epochs' ``EpochReport.seconds`` (pure training loop). Target ≥ 3×.
+2. end-to-end training wall time, corpus file → saved model, process start-up included — what a
+   user waits for. CRFsuite: a small worker (read, build features, append, train, save);
+   structperc: ``structperc train``. Target ≤ 0.33×.
+3. tagging throughput, tokens/s, token file → tagged file, start-up and feature extraction
+   included; on the test file and on the test file repeated ``--tag-repeat`` times (the headline:
+   start-up weighs less there). Target ≥ 5×.
+4. peak RSS of the training processes (``ru_maxrss`` from ``os.wait4``) — whether the model fits
+   where CRFsuite's does. Compared with the streaming CRFsuite worker and with a variant that first
+   materialises all feature lists (python-crfsuite's tutorial notebook style). Target ≤ 0.5×.
+5. model size on disk. Target ≤ 1×.
+6. test span F1 (seqeval, on both tagged outputs) — speed must not be bought with accuracy.
+7. numba start-up: ``structperc train`` with an empty ``NUMBA_CACHE_DIR`` vs the same, warm, cache.
+   All other structperc runs use a private cache warmed by that first run, so the figures neither
+   depend on nor touch the package's own ``__pycache__``.
+
+Only ``--task chunk`` exists so far; other tasks are an entry in ``TASKS`` plus, if their features
+differ, a feature function in ``_bench_crfsuite_worker.FEATURES``.
+
+    python scripts/bench_crfsuite.py [--repeat 3] [--tag-repeat 5] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+WORKER = Path(__file__).resolve().parent / "_bench_crfsuite_worker.py"
+
+
+# ============================================================================ task configuration
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Everything that differs between tasks."""
+
+    train: Path                       # default corpora
+    test: Path
+    columns: tuple[str, ...]          # structperc --columns
+    template: str                     # structperc --template (a preset name)
+    crf_features: str                 # feature function name in the worker's FEATURES
+    crf_fields: tuple[str, ...]       # CRFsuite field names of the training columns
+    crf_label: str                    # the CRFsuite field holding the gold label
+    crf_input_fields: tuple[str, ...]  # fields read when tagging (no gold needed)
+    sp_train_args: tuple[str, ...] = ()  # extra `structperc train` arguments
+    sp_api_params: tuple[tuple[str, object], ...] = ()  # the same as Tagger.train keyword arguments
+
+    def sp_cli_args(self) -> list[str]:
+        return ["--columns", ",".join(self.columns), "--template", self.template,
+                *self.sp_train_args]
+
+
+TASKS: dict[str, TaskConfig] = {
+    "chunk": TaskConfig(
+        train=REPO.parent / "shared/corpora/conll2000/train.txt",
+        test=REPO.parent / "shared/corpora/conll2000/test.txt",
+        columns=("word", "pos", "chunk"), template="crfsuite",
+        crf_features="chunk", crf_fields=("w", "pos", "y"), crf_label="y",
+        crf_input_fields=("w", "pos"),
+        # Like for like: CRFsuite learns the file's IOB2 tags with no transition constraints, so
+        # structperc does too (its chunk task defaults to IOBES + constraints: more labels, more work).
+        sp_train_args=("--task", "chunk", "--encoding", "iob2", "--unconstrained"),
+        sp_api_params=(("encoding", "iob2"), ("constrained", False)),
+    ),
+}
+
+
+# ============================================================================ running subprocesses
+
+class BenchError(RuntimeError):
+    pass
+
+
+@dataclass
+class Measured:
+    """One subprocess: wall seconds, peak RSS bytes, CPU seconds, its stderr and last stdout line."""
+
+    wall: float
+    maxrss: int
+    cpu: float
+    stderr: str = field(repr=False, default="")
+    result: dict = field(default_factory=dict)
+
+
+def run_measured(cmd: list[str], *, env: dict | None = None, stdout_path: Path | None = None,
+                 json_stdout: bool = False) -> Measured:
+    """Run ``cmd`` to completion; time it from spawn to exit and read its rusage with os.wait4."""
+    if stdout_path is None:
+        fd, name = tempfile.mkstemp(prefix="bench-out-")
+        os.close(fd)
+    out_path = stdout_path or Path(name)
+    with open(out_path, "wb") as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    try:
+        if proc.returncode != 0:
+            raise BenchError(f"command failed with status {proc.returncode}: {' '.join(cmd)}\n"
+                             f"{stderr[-3000:]}")
+        result = {}
+        if json_stdout:
+            lines = out_path.read_text(encoding="utf-8").strip().splitlines()
+            result = json.loads(lines[-1])
+    finally:
+        if stdout_path is None:
+            out_path.unlink(missing_ok=True)
+    # Linux reports ru_maxrss in KiB.
+    return Measured(wall, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime, stderr, result)
+
+
+def structperc_cmd() -> list[str]:
+    """The `structperc` console script of this interpreter (or `python -m structperc.cli`)."""
+    beside = Path(sys.executable).parent / "structperc"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("structperc")
+    return [found] if found else [sys.executable, "-m", "structperc.cli"]
+
+
+def child_env(numba_cache: Path | None = None) -> dict:
+    env = dict(os.environ)
+    if numba_cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(numba_cache)
+    return env
+
+
+def dir_bytes(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+# ============================================================================ the measurements
+
+def crf_train(cfg: TaskConfig, train: Path, model: Path, epochs: int, materialise: bool) -> dict:
+    cmd = [sys.executable, str(WORKER), "crf-train", "--train", str(train), "--model", str(model),
+           "--epochs", str(epochs), "--features", cfg.crf_features,
+           "--fields", ",".join(cfg.crf_fields), "--label", cfg.crf_label]
+    if materialise:
+        cmd.append("--materialise")
+    m = run_measured(cmd, env=child_env(), json_stdout=True)
+    r = m.result
+    return {"wall": m.wall, "maxrss": m.maxrss, "cpu": m.cpu, "model_bytes": dir_bytes(model),
+            "train_seconds": r["train_seconds"], "prepare_seconds": r["prepare_seconds"],
+            "iteration_seconds": sum(t for t in r["iteration_seconds"] if t is not None),
+            "featgen_seconds": r["featgen_seconds"], "iterations": r["iterations"],
+            "n_tokens": r["n_tokens"], "n_features": r["n_features"],
+            "token_epochs_per_s": r["n_tokens"] * r["iterations"] / r["train_seconds"]}
+
+
+def sp_train_cli(cfg: TaskConfig, train: Path, model: Path, epochs: int, numba_cache: Path,
+                 quiet: bool = True) -> dict:
+    cmd = structperc_cmd() + ["train", "--train", str(train), *cfg.sp_cli_args(),
+                              "--epochs", str(epochs), "--model", str(model)]
+    if quiet:
+        cmd.append("-q")
+    m = run_measured(cmd, env=child_env(numba_cache))
+    first = re.search(r"^epoch 1/\d+\s.*?\s([0-9.]+) s\s", m.stderr, re.M)
+    return {"wall": m.wall, "maxrss": m.maxrss, "cpu": m.cpu, "model_bytes": dir_bytes(model),
+            "first_epoch_seconds": float(first.group(1)) if first else None}
+
+
+def sp_train_api(cfg: TaskConfig, train: Path, model: Path, epochs: int, numba_cache: Path) -> dict:
+    cmd = [sys.executable, str(WORKER), "sp-train", "--train", str(train), "--model", str(model),
+           "--epochs", str(epochs), "--columns", ",".join(cfg.columns), "--template", cfg.template,
+           "--params", json.dumps(dict(cfg.sp_api_params))]
+    m = run_measured(cmd, env=child_env(numba_cache), json_stdout=True)
+    r = m.result
+    seconds = sum(r["epoch_seconds"])
+    return {"wall": m.wall, "maxrss": m.maxrss, "epoch_seconds": r["epoch_seconds"],
+            "train_seconds": seconds, "n_labels": r["n_labels"], "n_attributes": r["n_attributes"],
+            "token_epochs_per_s": r["n_tokens"] / seconds}
+
+
+def crf_tag(cfg: TaskConfig, model: Path, source: Path, output: Path, n_tokens: int) -> dict:
+    cmd = [sys.executable, str(WORKER), "crf-tag", "--model", str(model), "--input", str(source),
+           "--output", str(output), "--features", cfg.crf_features,
+           "--fields", ",".join(cfg.crf_input_fields)]
+    m = run_measured(cmd, env=child_env(), json_stdout=True)
+    return {"wall": m.wall, "maxrss": m.maxrss, "tokens_per_s": n_tokens / m.wall}
+
+
+def sp_tag(model: Path, source: Path, output: Path, n_tokens: int, numba_cache: Path) -> dict:
+    cmd = structperc_cmd() + ["tag", "--model", str(model), str(source)]
+    m = run_measured(cmd, env=child_env(numba_cache), stdout_path=output)
+    return {"wall": m.wall, "maxrss": m.maxrss, "tokens_per_s": n_tokens / m.wall}
+
+
+def numba_startup(cfg: TaskConfig, train: Path, model: Path, epochs: int, cache: Path) -> dict:
+    """`structperc train` twice with one NUMBA_CACHE_DIR: empty the first time, warm the second."""
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    cold = sp_train_cli(cfg, train, model, epochs, cache, quiet=False)
+    warm = sp_train_cli(cfg, train, model, epochs, cache, quiet=False)
+    return {"cold_wall": cold["wall"], "warm_wall": warm["wall"],
+            "cold_first_epoch": cold["first_epoch_seconds"],
+            "warm_first_epoch": warm["first_epoch_seconds"]}
+
+
+# ============================================================================ helpers on files
+
+def count_tokens(path: Path) -> int:
+    with open(path, encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def repeat_file(source: Path, times: int, target: Path) -> Path:
+    text = source.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
+    target.write_text(text * times, encoding="utf-8")
+    return target
+
+
+def read_gold_pred(path: Path) -> tuple[list[list[str]], list[list[str]]]:
+    """Sentences of (gold, predicted) tags from tagged output: gold second to last, prediction last."""
+    gold, pred, g, p = [], [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            fields = line.split()
+            if not fields:
+                if g:
+                    gold.append(g)
+                    pred.append(p)
+                g, p = [], []
+                continue
+            g.append(fields[-2])
+            p.append(fields[-1])
+    if g:
+        gold.append(g)
+        pred.append(p)
+    return gold, pred
+
+
+def span_f1(tagged: Path) -> float:
+    from seqeval.metrics import f1_score
+    gold, pred = read_gold_pred(tagged)
+    return float(f1_score(gold, pred))
+
+
+def structperc_eval_f1(model: Path, test: Path, numba_cache: Path) -> float | None:
+    """Cross-check: `structperc eval --json` on the same model and test file."""
+    cmd = structperc_cmd() + ["eval", "--model", str(model), "--json", str(test)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=child_env(numba_cache))
+    if out.returncode != 0:
+        return None
+    return float(json.loads(out.stdout)["micro"]["f1"])
+
+
+# ============================================================================ the benchmark
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run_benchmark(cfg: TaskConfig, train: Path, test: Path, args, work: Path) -> dict:
+    """All runs, in a fixed sequential order, ``args.repeat`` times. Returns the raw figures."""
+    runs: dict[str, list[dict]] = {k: [] for k in (
+        "numba", "crf_train", "crf_train_materialised", "sp_train_cli", "sp_train_api",
+        "crf_tag_test", "sp_tag_test", "crf_tag_big", "sp_tag_big")}
+    loadavg_start = os.getloadavg()[0]
+    big = repeat_file(test, args.tag_repeat, work / f"test_x{args.tag_repeat}.txt")
+    n_test, n_big = count_tokens(test), count_tokens(big)
+    crf_model, sp_model = work / "crf.model", work / "sp_model"
+    warm_cache = work / "numba-cache-0"
+    for r in range(args.repeat):
+        tag = f"[{r + 1}/{args.repeat}]"
+        cache = work / f"numba-cache-{r}"
+        runs["numba"].append(numba_startup(cfg, train, work / "sp_numba", args.epochs, cache))
+        log(f"{tag} numba cold/warm train: {runs['numba'][-1]['cold_wall']:.1f} s / "
+            f"{runs['numba'][-1]['warm_wall']:.1f} s")
+        steps = [
+            ("crf_train", lambda: crf_train(cfg, train, crf_model, args.epochs, False)),
+            ("sp_train_cli", lambda: sp_train_cli(cfg, train, sp_model, args.epochs, warm_cache)),
+            ("crf_train_materialised",
+             lambda: crf_train(cfg, train, work / "crf_mat.model", args.epochs, True)),
+            ("sp_train_api", lambda: sp_train_api(cfg, train, work / "sp_api", args.epochs, warm_cache)),
+            ("crf_tag_test", lambda: crf_tag(cfg, crf_model, test, work / "crf_test.out", n_test)),
+            ("sp_tag_test", lambda: sp_tag(sp_model, test, work / "sp_test.out", n_test, warm_cache)),
+            ("crf_tag_big", lambda: crf_tag(cfg, crf_model, big, work / "crf_big.out", n_big)),
+            ("sp_tag_big", lambda: sp_tag(sp_model, big, work / "sp_big.out", n_big, warm_cache)),
+        ]
+        for name, step in steps:
+            runs[name].append(step())
+            log(f"{tag} {name}: {runs[name][-1]['wall']:.2f} s wall")
+    return {
+        "runs": runs, "loadavg_start": loadavg_start, "n_test_tokens": n_test, "n_big_tokens": n_big,
+        "crf_f1": span_f1(work / "crf_test.out"), "sp_f1": span_f1(work / "sp_test.out"),
+        "sp_eval_f1": structperc_eval_f1(sp_model, test, warm_cache),
+    }
+
+
+# ============================================================================ the report
+
+@dataclass
+class Row:
+    label: str
+    crf: float | None
+    sp: float | None
+    fmt: str                          # format of the values
+    target: tuple[str, float] | None  # (">=" or "<=", ratio)
+
+    @property
+    def ratio(self) -> float | None:
+        return self.sp / self.crf if self.crf and self.sp is not None else None
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None or self.ratio is None:
+            return "info"
+        op, value = self.target
+        ok = self.ratio >= value if op == ">=" else self.ratio <= value
+        return "PASS" if ok else "FAIL"
+
+
+def med(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
+def build_rows(raw: dict, tag_repeat: int) -> list[Row]:
+    R = raw["runs"]
+    MB = 1 / 2 ** 20
+    crf_mat = R["crf_train_materialised"]
+    return [
+        Row("train throughput, token·epochs/s", med(R["crf_train"], "token_epochs_per_s"),
+            med(R["sp_train_api"], "token_epochs_per_s"), "{:,.0f}", (">=", 3.0)),
+        Row("end-to-end train wall, s", med(R["crf_train"], "wall"), med(R["sp_train_cli"], "wall"),
+            "{:.2f}", ("<=", 0.33)),
+        Row("  … vs CRFsuite materialised", med(crf_mat, "wall"), med(R["sp_train_cli"], "wall"),
+            "{:.2f}", ("<=", 0.33)),
+        Row("tag throughput, test ×1, tok/s", med(R["crf_tag_test"], "tokens_per_s"),
+            med(R["sp_tag_test"], "tokens_per_s"), "{:,.0f}", (">=", 5.0)),
+        Row(f"tag throughput, test ×{tag_repeat}, tok/s *", med(R["crf_tag_big"], "tokens_per_s"),
+            med(R["sp_tag_big"], "tokens_per_s"), "{:,.0f}", (">=", 5.0)),
+        Row("peak RSS train, MB (CRFsuite streaming)", _scale(med(R["crf_train"], "maxrss"), MB),
+            _scale(med(R["sp_train_cli"], "maxrss"), MB), "{:,.1f}", ("<=", 0.5)),
+        Row("peak RSS train, MB (CRFsuite materialised)", _scale(med(crf_mat, "maxrss"), MB),
+            _scale(med(R["sp_train_cli"], "maxrss"), MB), "{:,.1f}", ("<=", 0.5)),
+        Row("model size, MB", _scale(med(R["crf_train"], "model_bytes"), MB),
+            _scale(med(R["sp_train_cli"], "model_bytes"), MB), "{:.2f}", ("<=", 1.0)),
+        Row("test span F1, %", 100 * raw["crf_f1"], 100 * raw["sp_f1"], "{:.2f}", None),
+    ]
+
+
+def _scale(value: float | None, factor: float) -> float | None:
+    return value * factor if value is not None else None
+
+
+def _fmt(fmt: str, value: float | None) -> str:
+    return "—" if value is None else fmt.format(value)
+
+
+def format_table(rows: list[Row]) -> str:
+    head = ("figure", "CRFsuite", "structperc", "ratio", "target", "result")
+    body = [(r.label, _fmt(r.fmt, r.crf), _fmt(r.fmt, r.sp),
+             _fmt("{:.2f}×", r.ratio), f"{r.target[0]} {r.target[1]:g}×" if r.target else "—",
+             r.verdict) for r in rows]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    align = ["<", ">", ">", ">", ">", "<"]
+    line = lambda cells: "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, align, widths))
+    return "\n".join([line(head), "  ".join("-" * w for w in widths), *map(line, body)])
+
+
+def format_details(raw: dict, args) -> str:
+    R = raw["runs"]
+    n = R["numba"]
+    crf_it, crf_tr = med(R["crf_train"], "iteration_seconds"), med(R["crf_train"], "train_seconds")
+    api = R["sp_train_api"][-1]
+    crf = R["crf_train"][-1]
+    lines = [
+        f"* headline tagging row: the test file repeated {args.tag_repeat}× "
+        f"({raw['n_big_tokens']:,} tokens; test ×1 = {raw['n_test_tokens']:,} tokens).",
+        f"train throughput: CRFsuite = tokens × iterations / trainer.train() "
+        f"({crf_tr:.2f} s, of which iterations {crf_it:.2f} s, feature generation "
+        f"{med(R['crf_train'], 'featgen_seconds'):.2f} s); structperc = Σ epoch seconds "
+        f"({api['train_seconds']:.2f} s last run); ratio against CRFsuite's iterations alone "
+        f"{(crf_it / med(R['sp_train_api'], 'train_seconds')) if crf_it else float('nan'):.2f}×.",
+        f"end-to-end train CPU seconds (user+sys, less sensitive to other load than wall): CRFsuite "
+        f"{med(R['crf_train'], 'cpu'):.2f}, structperc {med(R['sp_train_cli'], 'cpu'):.2f} "
+        f"({med(R['sp_train_cli'], 'cpu') / med(R['crf_train'], 'cpu'):.2f}×).",
+        f"labels: structperc {api['n_labels']} (its chunk task trains in IOBES, constrained); "
+        f"CRFsuite trains on the file's IOB2 tags. Features: CRFsuite {crf['n_features']:,}, "
+        f"structperc {api['n_attributes']:,} attributes.",
+        f"numba start-up (structperc train, fresh NUMBA_CACHE_DIR vs the same cache warm): wall "
+        f"{med(n, 'cold_wall'):.2f} s cold vs {med(n, 'warm_wall'):.2f} s warm "
+        f"(+{med(n, 'cold_wall') - med(n, 'warm_wall'):.2f} s); first epoch "
+        f"{_fmt('{:.2f}', med(n, 'cold_first_epoch'))} s cold vs "
+        f"{_fmt('{:.2f}', med(n, 'warm_first_epoch'))} s warm.",
+        f"test span F1: structperc − CRFsuite = {100 * (raw['sp_f1'] - raw['crf_f1']):+.2f} points "
+        f"(seqeval on both tagged outputs; cross-check `structperc eval --json` micro.f1 = "
+        f"{_fmt('{:.2f}', raw['sp_eval_f1'] * 100 if raw['sp_eval_f1'] is not None else None)}).",
+        f"medians of {args.repeat} run(s); {args.epochs} epochs; {os.cpu_count()} CPUs; "
+        f"1-min load average at start {raw['loadavg_start']:.2f}, at end {os.getloadavg()[0]:.2f} "
+        f"(other processes share the machine: wall-clock figures are noisy).",
+    ]
+    return "\n".join(lines)
+
+
+def environment() -> dict:
+    import numpy
+    import pycrfsuite  # noqa: F401
+    from importlib.metadata import version
+    return {"python": platform.python_version(), "platform": platform.platform(),
+            "cpus": os.cpu_count(), "numpy": numpy.__version__,
+            "python-crfsuite": version("python-crfsuite"), "structperc": version("structperc"),
+            "numba": version("numba"), "loadavg": os.getloadavg()}
+
+
+# ============================================================================ command line
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="See the module docstring for what each figure means.")
+    ap.add_argument("--task", choices=sorted(TASKS), default="chunk")
+    ap.add_argument("--train", type=Path, help="training corpus [default: the task's]")
+    ap.add_argument("--test", type=Path, help="test corpus [default: the task's]")
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per timed figure (median reported)")
+    ap.add_argument("--tag-repeat", type=int, default=5,
+                    help="the larger tagging input is the test file concatenated this many times")
+    ap.add_argument("--json", type=Path, metavar="FILE", help="also write all figures as JSON")
+    args = ap.parse_args(argv)
+    for name in ("epochs", "repeat", "tag_repeat"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    cfg = TASKS[args.task]
+    train, test = args.train or cfg.train, args.test or cfg.test
+    missing = [str(p) for p in (train, test) if not p.is_file()]
+    if missing:
+        print(f"bench_crfsuite: corpus not found: {', '.join(missing)}\n"
+              f"(expected the {args.task} corpora; pass --train/--test)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="bench-crfsuite-") as tmp:
+        raw = run_benchmark(cfg, train, test, args, Path(tmp))
+    rows = build_rows(raw, args.tag_repeat)
+    print(f"structperc vs python-crfsuite averaged perceptron — task {args.task}, "
+          f"train {train}, test {test}")
+    print(format_table(rows))
+    print(format_details(raw, args))
+    if args.json:
+        payload = {"task": args.task, "train": str(train), "test": str(test),
+                   "settings": {"epochs": args.epochs, "repeat": args.repeat,
+                                "tag_repeat": args.tag_repeat},
+                   "environment": environment(),
+                   "rows": [{**asdict(r), "ratio": r.ratio, "verdict": r.verdict} for r in rows],
+                   **raw}
+        args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
