@@ -214,6 +214,14 @@ class Tagger:
         dev_corpus = self._corpus(dev, dev_y, need_tags=True, task=task) if dev is not None else None
         template_lines = resolve_template(self.template if self.template is not None else task.template)
         self.template_lines_ = template_lines
+        self.extra_ = {}
+        if task.gazetteer:
+            from structperc.gazetteer import jackknifed
+            word = [c for c in task.columns if c not in ("_", task.tag_column)][0]
+            corpus, gaz = jackknifed(corpus, word, task.tag_column, task.scheme, 10, self.seed)
+            self.extra_["gazetteer"] = gaz.to_json()
+            if dev_corpus is not None:
+                dev_corpus = self._with_gazetteer(dev_corpus)
         epochs = task.epochs
         if dev_corpus is None and self.dev_split:
             rng = np.random.default_rng(self.seed)
@@ -222,6 +230,7 @@ class Tagger:
             held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
             probe = self._fit_once(corpus.select(kept), corpus.select(held), template_lines, epochs,
                                    callback)
+            probe.extra_ = self.extra_
             self.dev_history_ = probe.history_
             if not self.refit:
                 self.__dict__.update({k: v for k, v in probe.__dict__.items() if k.endswith("_")})
@@ -229,6 +238,7 @@ class Tagger:
             epochs = probe.best_epoch_
         fitted = self._fit_once(corpus, dev_corpus, template_lines, epochs, callback, checkpoint_dir,
                                 resume)
+        fitted.extra_ = self.extra_
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
         self.provenance_["sources"] = _sources(X, corpus)
         return self
@@ -367,9 +377,21 @@ class Tagger:
         if not hasattr(self, "weights_"):
             raise RuntimeError("this Tagger is not trained yet: call fit() or Tagger.load()")
 
+    def _with_gazetteer(self, corpus: Corpus) -> Corpus:
+        """Add the ``gaz`` column from the model's gazetteer (NER models trained with one)."""
+        data = getattr(self, "extra_", {}).get("gazetteer")
+        if data is None:
+            return corpus
+        from structperc.gazetteer import Gazetteer, add_column
+        if not hasattr(self, "_gazetteer"):
+            self._gazetteer = Gazetteer.from_json(data)
+        word = [c for c in self.task_.columns if c not in ("_", self.task_.tag_column)][0]
+        return add_column(corpus, self._gazetteer, word)
+
     def predict_corpus(self, corpus: Corpus) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order)."""
         self._check_fitted()
+        corpus = self._with_gazetteer(corpus)
         feats = self.features_.transform(corpus)
         flat = self.label_set_.decode(self.weights_.predict(feats))
         task = self.task_

@@ -21,6 +21,7 @@ class Task:
     constrained: bool
     epochs: int = 10
     encoding: str = ""     # the scheme the model is trained in ("" = the data's scheme)
+    gazetteer: bool = False  # add a jackknifed training-data gazetteer column (structperc.gazetteer)
 
     @property
     def model_scheme(self) -> str:
@@ -30,7 +31,8 @@ class Task:
 TASKS: dict[str, Task] = {
     "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
                   encoding="iobes"),
-    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 20, encoding="iobes"),
+    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 20, encoding="iobes",
+                gazetteer=True),
     "pos": Task("pos", tuple(CONLLU_COLUMNS), "upos", "pos", "none", "accuracy", False, 20),
     "cws": Task("cws", ("char", "lexb", "lexe", "lexm", "tag"), "tag", "cws", "bmes", "words", True, 10),
 }

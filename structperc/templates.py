@@ -302,6 +302,7 @@ NER = (
        "shortshape(w[0])|shortshape(w[1])",
        "lower(w[-1])|lower(w[0])", "lower(w[0])|lower(w[1])",
        "?pos[-1]", "?pos[0]", "?pos[1]", "?pos[-1]|pos[0]", "?pos[0]|pos[1]", "?lower(w[0])|pos[0]",
+       "?gaz[-1]", "?gaz[0]", "?gaz[1]", "?gaz[-1]|gaz[0]", "?gaz[0]|shortshape(w[0])",
        "y[-1]|y[0]|shortshape(w[0])", "bias"]
 )
 

@@ -88,7 +88,7 @@ def test_ud_ewt_upos_floor():
 @pytest.mark.corpus
 def test_conll2002_spanish_ner_floor():
     train, test = _files("conll2002", "esp.train", "esp.testb")
-    tagger = Tagger.train(str(train), task="ner", epochs=20, seed=0)
+    tagger = Tagger.train(str(train), task="ner", epochs=7, seed=0)  # 7: best on esp.testa
     f1 = tagger.score(str(test))
-    # measured 0.7958 (the target is 0.80, not reached yet); this floor guards what we have
+    # measured 0.7969 (the target is 0.80, not reached yet); this floor guards what we have
     assert f1 >= 0.790, f"CoNLL-2002 esp.testb F1 {f1:.4f} < 0.790"
