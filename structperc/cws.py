@@ -17,19 +17,20 @@ from structperc.corpus.columns import Corpus
 from structperc.corpus.segmented import read_segmented_corpus, tags_to_words, words_to_tags
 from structperc.errors import InputError
 from structperc.lexicon import LEX_COLUMNS, Lexicon, read_lexicon
-from structperc.tagger import Tagger
+from structperc.tagger import Tagger, resolve_template
 from structperc.trainer import EpochReport
 
 
-def _corpus(texts: Sequence[str], lexicon: Lexicon | Sequence[Lexicon], tags: Sequence[Sequence[str]] | None,
-            fold_of: np.ndarray | None = None, source: str = "<memory>") -> Corpus:
-    """Character columns (and lexicon columns, and tags) of ``texts``.
+def _corpus(texts: Sequence[str], lexicon: Lexicon | Sequence[Lexicon] | None,
+            tags: Sequence[Sequence[str]] | None, fold_of: np.ndarray | None = None,
+            source: str = "<memory>") -> Corpus:
+    """Character columns (and lexicon columns unless ``lexicon`` is None, and tags) of ``texts``.
 
     ``lexicon`` may be one lexicon per fold, with ``fold_of`` giving each sentence's fold.
     """
     chars = [list(t) for t in texts]
-    cols: dict[str, list[list[str]]] = {name: [] for name in LEX_COLUMNS}
-    for i, text in enumerate(texts):
+    cols: dict[str, list[list[str]]] = {name: [] for name in LEX_COLUMNS} if lexicon is not None else {}
+    for i, text in enumerate(texts if lexicon is not None else ()):
         lex = lexicon[int(fold_of[i])] if fold_of is not None else lexicon
         for name, values in zip(LEX_COLUMNS, lex.columns(text)):
             cols[name].append(values)
@@ -89,11 +90,15 @@ class Segmenter:
             raise InputError(f"folds must be a positive integer, got {self.folds!r}")
         sents, source = _as_word_lists(X)
         user = self._user_words()
+        lines = resolve_template(self.template)
+        self._uses_lexicon = any(col in line for line in lines for col in LEX_COLUMNS)
         texts = ["".join(s) for s in sents]
         tags = [words_to_tags(s) for s in sents]
         folds = min(self.folds, len(sents))
         fold_of = np.random.default_rng(self.seed).permutation(len(sents)) % folds
-        if folds > 1:
+        if not self._uses_lexicon:  # e.g. the hanlp-cws preset: no dictionary columns to build
+            lexicons = None
+        elif folds > 1:
             lexicons = [Lexicon([w for i, s in enumerate(sents) if fold_of[i] != k for w in s] + user)
                         for k in range(folds)]
         else:
@@ -101,7 +106,7 @@ class Segmenter:
         corpus = _corpus(texts, lexicons, tags, fold_of, source)
         self.train_words_ = sorted({w for s in sents for w in s})
         self.lexicon_ = sorted(set(self.train_words_) | set(user))
-        self._lex = Lexicon(self.lexicon_)
+        self._lex = Lexicon(self.lexicon_) if self._uses_lexicon else None
         dev_corpus = None
         if dev is not None:
             dev_sents, dev_source = _as_word_lists(dev)
@@ -199,5 +204,6 @@ class Segmenter:
         seg.tagger_ = tagger
         seg.train_words_ = list(extra["train_words"])
         seg.lexicon_ = list(extra["lexicon"])
-        seg._lex = Lexicon(seg.lexicon_)
+        seg._uses_lexicon = any(col in line for line in tagger.template_lines_ for col in LEX_COLUMNS)
+        seg._lex = Lexicon(seg.lexicon_) if seg._uses_lexicon else None
         return seg
