@@ -215,7 +215,7 @@ class Tagger:
         template_lines = resolve_template(self.template if self.template is not None else task.template)
         self.template_lines_ = template_lines
         self.extra_ = {}
-        if task.gazetteer:
+        if task.gazetteer and any("gaz[" in line for line in template_lines):
             from structperc.gazetteer import jackknifed
             word = [c for c in task.columns if c not in ("_", task.tag_column)][0]
             corpus, gaz = jackknifed(corpus, word, task.tag_column, task.scheme, 10, self.seed)
