@@ -28,6 +28,7 @@ class Lexicon:
         self.words = {w for w in words if len(w) >= 2}
         self.prefixes = {w[:k] for w in self.words for k in range(2, len(w))}
         self.max_len = max((len(w) for w in self.words), default=0)
+        self._values = [str(min(k, MAX_VALUE)) for k in range(self.max_len + 1)]  # length → value
 
     def __len__(self) -> int:
         return len(self.words)
@@ -51,9 +52,8 @@ class Lexicon:
                             lm[m] = k
                 if piece not in prefixes:
                     break
-        cap = MAX_VALUE
-        return ([str(min(v, cap)) for v in lb], [str(min(v, cap)) for v in le],
-                [str(min(v, cap)) for v in lm])
+        value = self._values
+        return [value[v] for v in lb], [value[v] for v in le], [value[v] for v in lm]
 
 
 def read_lexicon(path) -> list[str]:
