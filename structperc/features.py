@@ -298,6 +298,13 @@ class FeatureIndex:
             raise ValueError("vocabularies or radixes do not match the templates")
         fi._lookup = [None] * len(fi.atoms)
         fi.radix = [list(map(int, r)) for r in meta["radix"]]
+        if not all(isinstance(w, str) for v in fi.vocabs for w in v):
+            raise ValueError("vocabulary entries must be strings")
+        for t, radix in zip(templates, fi.radix):  # keys are only meaningful with the right radixes
+            expected = [3 if p.other is not None else len(fi.vocabs[fi.atoms.index(p.atom)])
+                        for p in t.parts]
+            if radix != expected:
+                raise ValueError(f"radixes of template {t.name!r} do not match its vocabularies")
         fi.frequent = {int(k): list(v) for k, v in meta.get("frequent", {}).items()}
         fi.keys = [np.asarray(arrays[f"keys_{i}"], dtype=np.int64) for i in range(len(templates))]
         fi.fitted = True

@@ -487,6 +487,11 @@ class Tagger:
             tagger.template_lines_ = list(t["templates"])
             templates = parse_templates(tagger.template_lines_)
             tagger.features_ = FeatureIndex.from_state(templates, t["features"], arrays)
+            if t["scheme"] not in SPAN_SCHEMES + ("none", "bmes") or \
+                    t.get("encoding", t["scheme"]) not in SPAN_SCHEMES + ("none", "bmes"):
+                raise ValueError("unknown tag scheme")
+            if not all(isinstance(c, str) for c in t["columns"]) or not isinstance(t["tag_column"], str):
+                raise ValueError("column names must be strings")
             tagger.labels_ = list(t["labels"])
             tagger.label_set_ = LabelSet(tagger.labels_)
             if tagger.label_set_.labels != tagger.labels_:
@@ -512,7 +517,8 @@ class Tagger:
             tagger.dataset_columns_ = dict(t.get("dataset_columns", {}))
         except ModelFormatError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError, InputError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError,
+                InputError) as exc:
             raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
                 from None
         return tagger

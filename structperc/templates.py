@@ -88,7 +88,7 @@ FUNCTIONS: dict[str, Callable[[str], str]] = {
     "length": lambda s: str(min(len(s), 10)),
 }
 _AFFIX = re.compile(r"^(prefix|suffix)([1-9])$")
-_REF = re.compile(r"^([A-Za-z_][\w]*)\[\s*([+-]?\d+)\s*\]$")
+_REF = re.compile(r"^([A-Za-z_][\w]*)\[\s*([+-]?\d{1,4})\s*\]$")  # offsets up to ±9999
 _CALL = re.compile(r"^([a-z]+\d?)\(\s*(.*?)\s*\)$")
 
 

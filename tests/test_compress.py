@@ -191,6 +191,21 @@ def _round_trip(tagger):
         return Tagger.load(d)
 
 
+def test_compressed_model_can_continue_training(sample_tagger, test_corpus):
+    """partial_fit re-encodes keys with grown vocabularies: the trimmed vocabularies and radixes of a
+    compressed model must be consistent for that to work."""
+    small = compress(sample_tagger, keep=0.1)
+    before = small.features_.n_state_attributes
+    vocab = [len(v) for v in small.features_.vocabs]
+    small.partial_fit(str(SAMPLE_TRAIN), epochs=1)
+    assert small.features_.n_state_attributes > before
+    assert [len(v) for v in small.features_.vocabs] > vocab
+    for ti, t in enumerate(small.features_.templates):
+        keys = small.features_.keys[ti]
+        assert np.all(np.diff(keys) > 0)
+    assert small.score(str(SAMPLE_TEST)) > 0.9
+
+
 def test_compressing_twice_keeps_history_and_predictions(sample_tagger, test_corpus):
     once = compress(sample_tagger, keep=0.3)
     twice = compress(once, keep=1.0)
