@@ -80,14 +80,16 @@ def add_column(corpus: Corpus, gazetteer: Gazetteer | list[Gazetteer], word: str
     return corpus.with_column(GAZ_COLUMN, values)
 
 
-def jackknifed(corpus: Corpus, word: str, tag: str, scheme: str, folds: int, seed: int) \
-        -> tuple[Corpus, Gazetteer]:
-    """Training corpus with fold-wise ``gaz`` values, and the gazetteer of all of it."""
+def jackknifed(corpus: Corpus, word: str, tag: str, scheme: str, folds: int, seed: int,
+               base: Gazetteer | None = None) -> tuple[Corpus, Gazetteer]:
+    """Training corpus with fold-wise ``gaz`` values, and the gazetteer of all of it (plus ``base``,
+    the gazetteer of an earlier training when training continues)."""
     sents = list(zip(corpus.sentences(word), corpus.sentences(tag)))
     per_sentence = [entities(w, t, scheme) for w, t in sents]
+    old = list(base.types.items()) if base is not None else []
     folds = max(1, min(folds, len(sents)))
     fold_of = np.random.default_rng(seed).permutation(len(sents)) % folds
-    gazetteers = [Gazetteer([e for i, es in enumerate(per_sentence) if fold_of[i] != k for e in es])
+    gazetteers = [Gazetteer(old + [e for i, es in enumerate(per_sentence) if fold_of[i] != k for e in es])
                   for k in range(folds)] if folds > 1 else None
-    full = Gazetteer([e for es in per_sentence for e in es])
+    full = Gazetteer(old + [e for es in per_sentence for e in es])
     return add_column(corpus, gazetteers or full, word, fold_of if folds > 1 else None), full

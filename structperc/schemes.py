@@ -15,56 +15,59 @@ import numpy as np
 SPAN_SCHEMES = ("iob1", "iob2", "iobes", "bilou")
 
 
-def _parts(tag: str) -> tuple[str, str]:
-    if tag == "O" or len(tag) < 2 or tag[1] not in "-_":
-        return "O" if tag == "O" else tag, ""
-    return tag[0], tag[2:]
+_LETTERS = frozenset("BIESLU")
+Span = tuple[str, str]  # (prefix letter, type); the type is "" for untyped tags such as a bare "B"
 
 
-def _to_iob2(tags: Sequence[str], scheme: str) -> list[str]:
-    out = []
-    prev_p, prev_t = "O", ""
-    for tag in tags:
-        p, t = _parts(tag)
-        if tag == "O" or not t:
-            out.append(tag)
-            prev_p, prev_t = "O", ""
+def _parse(tag: str) -> Span | None:
+    """(prefix, type) of a span tag; None for ``O`` and for anything that is not a span tag."""
+    if len(tag) >= 2 and tag[0] in _LETTERS and tag[1] in "-_":
+        return tag[0], tag[2:]
+    if tag in _LETTERS:
+        return tag, ""
+    return None
+
+
+def _to_iob2(parsed: list[Span | None], scheme: str) -> list[Span | None]:
+    out: list[Span | None] = []
+    prev_p, prev_t = "O", None
+    for item in parsed:
+        if item is None:
+            out.append(None)
+            prev_p, prev_t = "O", None
             continue
+        p, t = item
         if scheme == "bilou":
             p = {"L": "E", "U": "S"}.get(p, p)
         if scheme in ("iobes", "bilou"):
             begins = p in ("B", "S") or prev_p in ("O", "E", "S") or prev_t != t
-        elif scheme == "iob1":
-            begins = (p == "B") or prev_p == "O" or prev_t != t
-        else:
+        else:  # iob1 and iob2 alike: B, or an I that cannot continue the previous span
             begins = p == "B" or prev_p == "O" or prev_t != t
-        out.append(("B-" if begins else "I-") + t)
+        out.append(("B" if begins else "I", t))
         prev_p, prev_t = p, t
     return out
 
 
-def _from_iob2(tags: list[str], scheme: str) -> list[str]:
+def _from_iob2(iob2: list[Span | None], scheme: str) -> list[Span | None]:
     if scheme == "iob2":
-        return tags
-    out = []
-    n = len(tags)
-    for i, tag in enumerate(tags):
-        p, t = _parts(tag)
-        if tag == "O" or not t:
-            out.append(tag)
+        return iob2
+    out: list[Span | None] = []
+    n = len(iob2)
+    for i, item in enumerate(iob2):
+        if item is None:
+            out.append(None)
             continue
-        nxt = tags[i + 1] if i + 1 < n else "O"
-        continues = nxt == "I-" + t
-        if scheme == "iob1":
-            prev = tags[i - 1] if i else "O"
-            after_same = _parts(prev)[1] == t and prev != "O"
-            out.append(("B-" if p == "B" and after_same else "I-") + t)
+        p, t = item
+        continues = i + 1 < n and iob2[i + 1] == ("I", t)
+        if scheme == "iob1":  # B only where a span starts right after one of the same type
+            prev = iob2[i - 1] if i else None
+            out.append(("B" if p == "B" and prev is not None and prev[1] == t else "I", t))
         else:
             e, s = ("E", "S") if scheme == "iobes" else ("L", "U")
             if p == "B":
-                out.append(("B-" if continues else f"{s}-") + t)
+                out.append(("B" if continues else s, t))
             else:
-                out.append(("I-" if continues else f"{e}-") + t)
+                out.append(("I" if continues else e, t))
     return out
 
 
@@ -77,13 +80,17 @@ def convert(tags: Sequence[str], source: str, target: str) -> list[str]:
     ['B-NP', 'E-NP', 'O', 'S-VP']
     >>> convert(["I-PER", "I-PER", "B-PER"], "iob1", "iob2")
     ['B-PER', 'I-PER', 'B-PER']
+    >>> convert(["B", "I", "O", "B"], "iob2", "iobes")   # untyped tags, as in base-NP chunking
+    ['B', 'E', 'O', 'S']
     """
     for s in (source, target):
         if s not in SPAN_SCHEMES:
             raise ValueError(f"unknown span scheme {s!r} (known: {', '.join(SPAN_SCHEMES)})")
     if source == target:
         return list(tags)
-    return _from_iob2(_to_iob2(tags, source), target)
+    sep = next((t[1] for t in tags if len(t) >= 2 and t[0] in _LETTERS and t[1] in "-_"), "-")
+    spans = _from_iob2(_to_iob2([_parse(t) for t in tags], source), target)
+    return [tag if sp is None else sp[0] + (sep + sp[1] if sp[1] else "") for tag, sp in zip(tags, spans)]
 
 
 def convert_flat(tags: list[str], sent_ptr: np.ndarray, source: str, target: str) -> list[str]:

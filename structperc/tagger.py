@@ -208,6 +208,7 @@ class Tagger:
         task = self._task()
         self._check_params(task)
         self.task_ = task
+        self.__dict__.pop("_gazetteer", None)  # a refit must not decode with the old gazetteer
         self.dataset_columns_ = {"tokens": tokens, "tags": tags or task.tag_column,
                                  "features": dict(features or {})}
         corpus = self._corpus(X, y, need_tags=True, task=task)
@@ -330,6 +331,15 @@ class Tagger:
         task = self.task_
         corpus = self._corpus(X, y, need_tags=True)
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
+        if getattr(self, "extra_", {}).get("gazetteer") is not None:
+            from structperc.gazetteer import Gazetteer, jackknifed
+            word = [c for c in task.columns if c not in ("_", task.tag_column)][0]
+            corpus, gaz = jackknifed(corpus, word, task.tag_column, task.scheme, 10, self.seed,
+                                     base=Gazetteer.from_json(self.extra_["gazetteer"]))
+            self.extra_["gazetteer"] = gaz.to_json()
+            self.__dict__.pop("_gazetteer", None)
+            if dev_corpus is not None:
+                dev_corpus = self._with_gazetteer(dev_corpus)
         tags = self._to_model_scheme(corpus.columns[task.tag_column], corpus.sent_ptr, task)
         old_labels, old = self.labels_, self.weights_
         self.label_set_ = LabelSet(old_labels + tags)
