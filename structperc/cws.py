@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from structperc.corpus.columns import Corpus
-from structperc.corpus.segmented import read_segmented_corpus, tags_to_words, words_to_tags
+from structperc.corpus.segmented import read_segmented_corpus, words_to_tags
 from structperc.errors import InputError
 from structperc.lexicon import LEX_COLUMNS, Lexicon, read_lexicon
 from structperc.tagger import Tagger, resolve_template
@@ -28,14 +28,28 @@ def _corpus(texts: Sequence[str], lexicon: Lexicon | Sequence[Lexicon] | None,
 
     ``lexicon`` may be one lexicon per fold, with ``fold_of`` giving each sentence's fold.
     """
-    chars = [list(t) for t in texts]
-    cols: dict[str, list[list[str]]] = {name: [] for name in LEX_COLUMNS} if lexicon is not None else {}
-    for i, text in enumerate(texts if lexicon is not None else ()):
-        lex = lexicon[int(fold_of[i])] if fold_of is not None else lexicon
-        for name, values in zip(LEX_COLUMNS, lex.columns(text)):
-            cols[name].append(values)
-    return Corpus.from_sentences(chars, tags, extra=cols, token_column="char", tag_column="tag",
-                                 source=source)
+    joined = "".join(texts)
+    cols: dict[str, list[str]] = {"char": list(joined)}
+    if lexicon is not None:
+        lex_cols: list[list[str]] = [[], [], []]
+        for i, text in enumerate(texts):
+            lex = lexicon[int(fold_of[i])] if fold_of is not None else lexicon
+            for store, values in zip(lex_cols, lex.columns(text)):
+                store.extend(values)
+        cols.update(zip(LEX_COLUMNS, lex_cols))
+    if tags is not None:
+        cols["tag"] = [t for sent in tags for t in sent]
+        if len(cols["tag"]) != len(joined):
+            raise InputError("tags and characters differ in number", source)
+    ptr = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=ptr[1:])
+    corpus = Corpus(cols, ptr, source)
+    # Characters are factorized by code point in numpy (the generic per-token dict is the slow part
+    # of segmenting large files).
+    points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    distinct, codes = np.unique(points, return_inverse=True)
+    corpus._factorized["char"] = ([chr(c) for c in distinct.tolist()], codes.astype(np.int64).ravel())
+    return corpus
 
 
 def _as_word_lists(X: Any) -> tuple[list[list[str]], str]:
@@ -153,10 +167,24 @@ class Segmenter:
         if not chunks:
             return out
         corpus = _corpus(chunks, self._lex, None)
-        flat = self.tagger_.predict_corpus(corpus)
-        ptr = corpus.sent_ptr.tolist()
-        for k, piece in enumerate(chunks):
-            out[owner[k]].extend(tags_to_words(piece, flat[ptr[k]:ptr[k + 1]]))
+        tagger = self.tagger_
+        ids = tagger.weights_.predict(tagger.features_.transform(corpus))
+        # A word starts at a B or S and after an E or S; chunk starts are starts too. (Constrained
+        # decoding makes the two agree; taking both keeps ill-formed paths segmentable.)
+        labels = tagger.labels_
+        starts_word = np.array([lab in ("B", "S") for lab in labels])[ids]
+        ends_word = np.array([lab in ("E", "S") for lab in labels])[ids]
+        n = len(ids)
+        cut = np.zeros(n + 1, dtype=bool)
+        cut[:n] |= starts_word
+        cut[1:] |= ends_word
+        cut[corpus.sent_ptr] = True
+        bounds = np.flatnonzero(cut).tolist()
+        joined = "".join(chunks)
+        words = [joined[a:b] for a, b in zip(bounds, bounds[1:])]
+        word_chunk = np.searchsorted(corpus.sent_ptr, bounds[:-1], side="right") - 1
+        for w, k in zip(words, word_chunk.tolist()):
+            out[owner[k]].append(w)
         return out
 
     def segment(self, text: str) -> list[str]:

@@ -227,20 +227,20 @@ def read_conllu(path, *, keep_lines: bool = False) -> Corpus | tuple[Corpus, lis
     starts: list[int] = []
     raw: list[list[str]] = []
     for first, block in iter_blocks(path, skip_comments=True):
-        words = []
-        for offset, line in enumerate(block):
-            fields = line.split("\t")
+        rows = [line.split("\t") for line in block]
+        keep = [r[0].isdigit() for r in rows]
+        for offset, (fields, word) in enumerate(zip(rows, keep)):
             if len(fields) != 10:
                 raise InputError(f"CoNLL-U needs 10 tab-separated columns, found {len(fields)}", name,
                                  first + offset)
-            token_id = fields[0]
-            if "-" in token_id or "." in token_id:
-                continue
-            if not token_id.isdigit():
-                raise InputError(f"bad token id {token_id!r}", name, first + offset)
-            for store, value in zip(values, fields):
-                store.append(value)
-            words.append(line)
+            if not word and "-" not in fields[0] and "." not in fields[0]:
+                raise InputError(f"bad token id {fields[0]!r}", name, first + offset)
+        if not all(keep):  # multi-word tokens (1-2) and empty nodes (8.1) are not words
+            rows = [r for r, k in zip(rows, keep) if k]
+            block = [line for line, k in zip(block, keep) if k]
+        words = block
+        for store, column in zip(values, zip(*rows)):
+            store.extend(column)
         if words:
             lengths.append(len(words))
             starts.append(first)
