@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["Tagger", "Corpus", "InputError", "ModelFormatError", "__version__"]
+__all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "__version__"]
 
 
 def __getattr__(name: str):
@@ -15,6 +15,9 @@ def __getattr__(name: str):
     if name == "Tagger":
         from structperc.tagger import Tagger
         return Tagger
+    if name == "Segmenter":
+        from structperc.cws import Segmenter
+        return Segmenter
     if name == "Corpus":
         from structperc.corpus.columns import Corpus
         return Corpus

@@ -176,6 +176,8 @@ def tag(model_path, output, inputs):
     from structperc.tagger import Tagger
 
     tagger = Tagger.load(model_path)
+    if tagger.task_.name == "cws":
+        raise click.ClickException(f"{model_path}: a word segmentation model: use 'structperc segment'")
     cols = list(tagger.task_.columns)
     tag_col = tagger.task_.tag_column
     optional = (tag_col,) if cols[-1] == tag_col else ()

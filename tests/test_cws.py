@@ -563,6 +563,11 @@ def test_cli_segment_with_a_tagging_model(tmp_path, toy_tagger, cws_files):
     assert "not a word segmentation model" in line
 
 
+def test_cli_tag_with_a_segmentation_model(cli_model, cws_files):
+    line = assert_clean_error(run("tag", "--model", cli_model, cws_files["raw"]), "")
+    assert "use 'structperc segment'" in line
+
+
 def test_cli_missing_files(cli_model, cws_files, tmp_path):
     missing = tmp_path / "nope.txt"
     line = assert_clean_error(run("segment", "--model", cli_model, missing), f"{missing}: ")
