@@ -117,16 +117,22 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--tokens-column", default="tokens", show_default=True,
               help="Token column when --train is a dataset (datasets directory, .jsonl, .parquet, hf:NAME).")
 @click.option("--tags-column", help="Tag column of a dataset [default: the task's tag column].")
+@click.option("--plot", metavar="FILE.png",
+              help="Write the learning curve (dev score and training mistakes per epoch); needs matplotlib.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
-          tokens_column, tags_column, quiet):
+          tokens_column, tags_column, plot, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     from structperc.tasks import get_task
 
     target = Path(model_path)
     if target.exists() and not target.is_dir() and target.suffix != ".zip":
         raise click.ClickException(f"{model_path}: exists and is not a model directory")
+    if plot:
+        from structperc.plot import require_matplotlib
+
+        require_matplotlib()  # fail before training, not after
     callback, _ = _progress(epochs or get_task(task).epochs, quiet)
     if task == "cws":
         from structperc.cws import Segmenter
@@ -158,6 +164,12 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         model.fit(data, dev=dev, callback=callback, checkpoint_dir=checkpoint_dir, resume=resume,
                   tokens=tokens_column, tags=tags_column)
     path = model.save(model_path)
+    if plot:
+        from structperc.plot import plot_history
+
+        # with --dev-split the curve worth seeing is the held-out one that picked the epochs
+        plot_history(getattr(tagger, "dev_history_", None) or tagger.history_, plot,
+                     title=f"{Path(train_path).name}: {task}")
     if not quiet:
         extra = f", best epoch {tagger.best_epoch_}" if (dev_path or dev_split) else ""
         click.echo(f"saved {path} ({len(tagger.labels_)} labels, "

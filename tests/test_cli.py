@@ -281,3 +281,30 @@ def test_subprocess_tag_stdin(toy_model):
     out = [line.split() for line in proc.stdout.splitlines() if line]
     assert [row[:2] for row in out] == [[w, p] for s in TOY for w, p, _ in s]
     assert [row[2] for row in out] == [c for s in TOY for _, _, c in s]   # fits its training data
+
+
+def test_plot_writes_a_learning_curve(tmp_path, sample_paths):
+    pytest.importorskip("matplotlib")
+    train, test = sample_paths
+    r = run("train", "--train", train, "--dev", test, "--columns", "word,pos,chunk", "--template",
+            "crfsuite", "--epochs", "2", "--model", tmp_path / "m", "--plot", tmp_path / "curve.png", "-q")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_a_clean_error(tmp_path, sample_paths, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    train, _ = sample_paths
+    r = run("train", "--train", train, "--columns", "word,pos,chunk", "--template", "crfsuite",
+            "--epochs", "1", "--model", tmp_path / "m", "--plot", tmp_path / "c.png", "-q")
+    assert r.exit_code == 1
+    assert r.output.strip().splitlines()[-1] == "Error: --plot needs matplotlib: pip install 'structperc[plot]'"
+    assert not (tmp_path / "m").exists()  # checked before training
