@@ -207,15 +207,19 @@ def tag(model_path, output, inputs):
 
 @main.command("eval")
 @click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("--task", help="Optional check: the task the model must have been trained for.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--strict", is_flag=True, help="seqeval strict mode (exact scheme-conformant spans).")
 @click.argument("path", metavar="FILE")
-def evaluate(model_path, as_json, strict, path):
-    """Tag a gold-annotated FILE and report scores (span P/R/F1 per type, token accuracy)."""
+def evaluate(model_path, task, as_json, strict, path):
+    """Tag a gold-annotated FILE and report scores: span P/R/F1 per type (chunk, ner), token accuracy
+    and confusions (pos), word P/R/F1 with OOV and IV recall (cws). The task comes from the model."""
     from structperc.metrics import format_report, to_json
     from structperc.tagger import Tagger
 
     tagger = Tagger.load(model_path)
+    if task is not None and task != tagger.task_.name:
+        raise click.ClickException(f"{model_path}: a {tagger.task_.name!r} model, not {task!r}")
     if tagger.task_.name == "cws":
         from structperc.cws import Segmenter
 

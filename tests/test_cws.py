@@ -563,6 +563,13 @@ def test_cli_segment_with_a_tagging_model(tmp_path, toy_tagger, cws_files):
     assert "not a word segmentation model" in line
 
 
+def test_cli_eval_task_option_is_checked(cli_model, cws_files):
+    ok = run("eval", "--task", "cws", "--model", cli_model, cws_files["train"])
+    assert ok.exit_code == 0, ok.output
+    line = assert_clean_error(run("eval", "--task", "ner", "--model", cli_model, cws_files["train"]), "")
+    assert "a 'cws' model, not 'ner'" in line
+
+
 def test_cli_tag_with_a_segmentation_model(cli_model, cws_files):
     line = assert_clean_error(run("tag", "--model", cli_model, cws_files["raw"]), "")
     assert "use 'structperc segment'" in line
