@@ -163,6 +163,9 @@ class Tagger:
                                          tag_column=tag, features=m.get("features"))
         elif isinstance(X, Sequence) and not isinstance(X, str):
             inputs = [c for c in task.columns if c not in ("_", tag)]
+            if hasattr(self, "features_"):  # a fitted model needs only the columns its templates read
+                reads = set(self.features_.columns)
+                inputs = [c for c in inputs if c in reads] or inputs[:1]
             for si, s in enumerate(X):
                 if isinstance(s, str):
                     raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")

@@ -321,11 +321,16 @@ POS = (
        "prefix1(w[0])|suffix3(w[0])"]
 )
 
+def _pos_optional(lines: list[str]) -> list[str]:
+    """Mark templates that read ``pos`` optional, so a preset also works on data without POS tags."""
+    return [f"?{line}" if "pos[" in line and not line.startswith("?") else line for line in lines]
+
+
 PRESETS: dict[str, list[str]] = {
     "ner": NER,
     "pos": POS,
     "crfsuite": CRFSUITE_CHUNK,
-    "chunk": CHUNK_RICH,
+    "chunk": _pos_optional(CHUNK_RICH),
     "cws": CWS,
     "cws-chars": CWS_CHARS,
     "hanlp-cws": HANLP_CWS,

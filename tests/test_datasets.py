@@ -252,3 +252,18 @@ def test_template_column_missing_from_dataset(data):
 def test_predict_on_dataset_without_token_column(data, from_dataset):
     with pytest.raises(InputError, match="no column 'tokens'"):
         from_dataset.predict(data["ds_test"].rename_column("tokens", "words"))
+
+
+def test_issue_example_tokens_and_tags_only():
+    """`Tagger.train(ds, tokens="tokens", tags="ner_tags")` with nothing else: the default preset's POS
+    templates are optional, and the trained model tags plain token lists."""
+    names = ["O", "B-PER", "I-PER", "B-LOC"]
+    ds = datasets.Dataset.from_dict(
+        {"tokens": [["Ana", "Pérez", "vive", "en", "Madrid"], ["Juan", "vive", "en", "Lima"]] * 6,
+         "ner_tags": [[1, 2, 0, 0, 3], [1, 0, 0, 3]] * 6},
+        features=datasets.Features({"tokens": datasets.Sequence(datasets.Value("string")),
+                                    "ner_tags": datasets.Sequence(datasets.ClassLabel(names=names))}))
+    tagger = Tagger.train(ds, tokens="tokens", tags="ner_tags", epochs=4)
+    assert "pos" not in tagger.features_.columns
+    assert tagger.tag(["Ana", "vive", "en", "Lima"]) == ["B-PER", "O", "O", "B-LOC"]  # a new sentence
+    assert tagger.evaluate(ds)["micro"]["f1"] == 1.0
