@@ -163,14 +163,20 @@ class Tagger:
                                          tag_column=tag, features=m.get("features"))
         elif isinstance(X, Sequence) and not isinstance(X, str):
             inputs = [c for c in task.columns if c not in ("_", tag)]
+            needed = inputs
             if hasattr(self, "features_"):  # a fitted model needs only the columns its templates read
                 reads = set(self.features_.columns)
-                inputs = [c for c in inputs if c in reads] or inputs[:1]
+                needed = [c for c in inputs if c in reads] or inputs[:1]
             for si, s in enumerate(X):
                 if isinstance(s, str):
                     raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")
             sents = [list(s) for s in X]
-            if sents and sents[0] and isinstance(sents[0][0], (tuple, list)):
+            tuples = bool(sents and sents[0] and isinstance(sents[0][0], (tuple, list)))
+            if tuples and len(sents[0][0]) != len(inputs):
+                inputs = needed  # tuples may hold every input column or just the ones read
+            elif not tuples:
+                inputs = needed
+            if tuples:
                 for si, s in enumerate(sents):
                     if any(not isinstance(tok, (tuple, list)) or len(tok) != len(inputs) for tok in s):
                         raise InputError(f"sentence {si}: every token needs {len(inputs)} values "
