@@ -52,6 +52,11 @@ def _corpus(texts: Sequence[str], lexicon: Lexicon | Sequence[Lexicon] | None,
     return corpus
 
 
+def _reads_lexicon(template_lines: Sequence[str]) -> bool:
+    """Whether templates read the dictionary columns (building them is most of the feature work)."""
+    return any(col in line for line in template_lines for col in LEX_COLUMNS)
+
+
 def _as_word_lists(X: Any) -> tuple[list[list[str]], str]:
     if isinstance(X, (str, os.PathLike)):
         sents, _ = read_segmented_corpus(X)
@@ -105,7 +110,7 @@ class Segmenter:
         sents, source = _as_word_lists(X)
         user = self._user_words()
         lines = resolve_template(self.template)
-        self._uses_lexicon = any(col in line for line in lines for col in LEX_COLUMNS)
+        self._uses_lexicon = _reads_lexicon(lines)
         texts = ["".join(s) for s in sents]
         tags = [words_to_tags(s) for s in sents]
         folds = min(self.folds, len(sents))
@@ -232,6 +237,6 @@ class Segmenter:
         seg.tagger_ = tagger
         seg.train_words_ = list(extra["train_words"])
         seg.lexicon_ = list(extra["lexicon"])
-        seg._uses_lexicon = any(col in line for line in tagger.template_lines_ for col in LEX_COLUMNS)
+        seg._uses_lexicon = _reads_lexicon(tagger.template_lines_)
         seg._lex = Lexicon(seg.lexicon_) if seg._uses_lexicon else None
         return seg

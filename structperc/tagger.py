@@ -156,13 +156,12 @@ class Tagger:
         elif _is_dataset(X):
             from structperc.corpus.hf import corpus_from_dataset
             m = self.dataset_columns_ if hasattr(self, "dataset_columns_") else {}
-            inputs = [c for c in task.columns if c not in ("_", tag)]
-            corpus = corpus_from_dataset(X, token_column=inputs[0], tokens=m.get("tokens", "tokens"),
+            corpus = corpus_from_dataset(X, token_column=task.inputs[0], tokens=m.get("tokens", "tokens"),
                                          tags=m.get("tags") if need_tags or m.get("tags") in
                                          X.column_names else None,
                                          tag_column=tag, features=m.get("features"))
         elif isinstance(X, Sequence) and not isinstance(X, str):
-            inputs = [c for c in task.columns if c not in ("_", tag)]
+            inputs = task.inputs
             needed = inputs
             if hasattr(self, "features_"):  # a fitted model needs only the columns its templates read
                 reads = set(self.features_.columns)
@@ -227,8 +226,7 @@ class Tagger:
         self.extra_ = {}
         if task.gazetteer and any("gaz[" in line for line in template_lines):
             from structperc.gazetteer import jackknifed
-            word = [c for c in task.columns if c not in ("_", task.tag_column)][0]
-            corpus, gaz = jackknifed(corpus, word, task.tag_column, task.scheme, 10, self.seed)
+            corpus, gaz = jackknifed(corpus, task.inputs[0], task.tag_column, task.scheme, 10, self.seed)
             self.extra_["gazetteer"] = gaz.to_json()
             if dev_corpus is not None:
                 dev_corpus = self._with_gazetteer(dev_corpus)
@@ -303,9 +301,8 @@ class Tagger:
             gold = list(dev.sentences(task.tag_column))
 
             def dev_score(weights: Weights) -> float:
-                flat = labels.decode(weights.predict(dev_feats))
-                flat = convert_flat(flat, dev.sent_ptr, task.model_scheme, task.scheme) \
-                    if task.model_scheme != task.scheme else flat
+                flat = self._from_model_scheme(labels.decode(weights.predict(dev_feats)), dev.sent_ptr,
+                                               task)
                 return self._score(gold, _split_tags(flat, dev.sent_ptr))
         history: list[EpochReport] = []
 
@@ -342,8 +339,7 @@ class Tagger:
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
         if getattr(self, "extra_", {}).get("gazetteer") is not None:
             from structperc.gazetteer import Gazetteer, jackknifed
-            word = [c for c in task.columns if c not in ("_", task.tag_column)][0]
-            corpus, gaz = jackknifed(corpus, word, task.tag_column, task.scheme, 10, self.seed,
+            corpus, gaz = jackknifed(corpus, task.inputs[0], task.tag_column, task.scheme, 10, self.seed,
                                      base=Gazetteer.from_json(self.extra_["gazetteer"]))
             self.extra_["gazetteer"] = gaz.to_json()
             self.__dict__.pop("_gazetteer", None)
@@ -372,6 +368,12 @@ class Tagger:
     def _to_model_scheme(tags: list[str], ptr: np.ndarray, task: Task) -> list[str]:
         if task.metric == "span" and task.model_scheme != task.scheme:
             return convert_flat(tags, ptr, task.scheme, task.model_scheme)
+        return tags
+
+    @staticmethod
+    def _from_model_scheme(tags: list[str], ptr: np.ndarray, task: Task) -> list[str]:
+        if task.metric == "span" and task.model_scheme != task.scheme:
+            return convert_flat(tags, ptr, task.model_scheme, task.scheme)
         return tags
 
     @classmethod
@@ -404,8 +406,7 @@ class Tagger:
         from structperc.gazetteer import Gazetteer, add_column
         if not hasattr(self, "_gazetteer"):
             self._gazetteer = Gazetteer.from_json(data)
-        word = [c for c in self.task_.columns if c not in ("_", self.task_.tag_column)][0]
-        return add_column(corpus, self._gazetteer, word)
+        return add_column(corpus, self._gazetteer, self.task_.inputs[0])
 
     def predict_corpus(self, corpus: Corpus) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order)."""
@@ -413,10 +414,7 @@ class Tagger:
         corpus = self._with_gazetteer(corpus)
         feats = self.features_.transform(corpus)
         flat = self.label_set_.decode(self.weights_.predict(feats))
-        task = self.task_
-        if task.metric == "span" and task.model_scheme != task.scheme:
-            flat = convert_flat(flat, corpus.sent_ptr, task.model_scheme, task.scheme)
-        return flat
+        return self._from_model_scheme(flat, corpus.sent_ptr, self.task_)
 
     def predict(self, X: Any) -> list[list[str]]:
         """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`)."""

@@ -27,6 +27,11 @@ class Task:
     def model_scheme(self) -> str:
         return self.encoding or self.scheme
 
+    @property
+    def inputs(self) -> list[str]:
+        """The input columns, tokens first (everything but skipped columns and the tag column)."""
+        return [c for c in self.columns if c not in ("_", self.tag_column)]
+
 
 TASKS: dict[str, Task] = {
     "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
