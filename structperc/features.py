@@ -26,6 +26,8 @@ BOS, EOS = 0, 1
 _SPECIALS = ["__BOS__", "__EOS__"]
 _MAX_KEY = 2 ** 62
 RARE_MAX = 1
+#: Key spaces up to this size are looked up through a dense array (4 bytes per possible key).
+DENSE_KEYS = 1 << 21
 
 
 @dataclass
@@ -201,6 +203,7 @@ class FeatureIndex:
             raise RuntimeError("FeatureIndex is already fitted")
         all_keys, self.radix = self._keys(corpus, grow=True)
         self.keys = [self._table(key) for key in all_keys]
+        self.__dict__.pop("_dense", None)
         self.fitted = True
         return self._ids(all_keys, corpus)
 
@@ -234,6 +237,7 @@ class FeatureIndex:
             self.keys[ti] = np.union1d(table, self._table(all_keys[ti]))
         self.radix = radix
         remaps = []
+        self.__dict__.pop("_dense", None)
         for transition, offsets in zip((False, True), old_offsets):
             new_offsets = self.offsets(transition)
             parts = [np.searchsorted(self.keys[ti], old_tables[ti]) + new_offsets[col]
@@ -250,6 +254,11 @@ class FeatureIndex:
             for col, ti in enumerate(group):
                 table = self.keys[ti]
                 key = all_keys[ti]
+                lut = self._dense_table(ti)
+                if lut is not None:  # small key space: one gather instead of a binary search
+                    ids = lut[key]   # key -1 reads the table's last entry, which is -1
+                    mat[:, col] = np.where(ids >= 0, ids + offsets[col], -1)
+                    continue
                 idx = np.searchsorted(table, key)
                 idx_clip = np.minimum(idx, max(len(table) - 1, 0))
                 found = (idx < len(table)) & (key >= 0)
@@ -258,6 +267,25 @@ class FeatureIndex:
                 mat[:, col] = np.where(found, idx + offsets[col], -1)
             mats.append(mat)
         return Features(mats[0], mats[1], corpus.sent_ptr)
+
+    def _dense_table(self, ti: int) -> np.ndarray | None:
+        """For a template whose keys range over at most `DENSE_KEYS` values: key → attribute index
+        (or -1) as a dense int32 array with one extra -1 at the end; None for larger key spaces.
+
+        Unigram templates and POS n-grams qualify; word bigrams keep the sorted-table search. Built
+        on first use after the tables are final, never saved.
+        """
+        cache = self.__dict__.setdefault("_dense", {})
+        if ti in cache:
+            return cache[ti]
+        size = int(np.prod(np.asarray(self.radix[ti], dtype=np.float64))) if self.radix[ti] else 1
+        lut = None
+        if size <= DENSE_KEYS:
+            table = self.keys[ti]
+            lut = np.full(size + 1, -1, dtype=np.int32)
+            lut[table] = np.arange(len(table), dtype=np.int32)
+        cache[ti] = lut
+        return lut
 
     # ------------------------------------------------------------- inspection
     def attribute_name(self, attribute: int, transition: bool = False) -> str:
@@ -307,6 +335,12 @@ class FeatureIndex:
                 raise ValueError(f"radixes of template {t.name!r} do not match its vocabularies")
         fi.frequent = {int(k): list(v) for k, v in meta.get("frequent", {}).items()}
         fi.keys = [np.asarray(arrays[f"keys_{i}"], dtype=np.int64) for i in range(len(templates))]
+        for t, radix, keys in zip(templates, fi.radix, fi.keys):
+            size = float(np.prod(np.asarray(radix, dtype=np.float64))) if radix else 1.0
+            if keys.ndim != 1 or (len(keys) and (keys[0] < 0 or keys[-1] >= size
+                                                 or (np.diff(keys) <= 0).any())):
+                raise ValueError(f"attribute keys of template {t.name!r} are not sorted keys of "
+                                 "its value space")
         fi.fitted = True
         return fi
 
@@ -316,6 +350,7 @@ class FeatureIndex:
             offsets = self.offsets(transition)
             for col, ti in enumerate(self._group(transition)):
                 self.keys[ti] = self.keys[ti][keep[offsets[col]:offsets[col + 1]]]
+        self.__dict__.pop("_dense", None)
 
 
 def _recode(keys: np.ndarray, old: list[int], new: list[int]) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Trained weights and how they score and decode featurized sentences (numpy only, no numba)."""
+"""Trained weights and how they score and decode featurized sentences (never imports numba: the
+compiled decoder is the ahead-of-time build, the fallback vectorized numpy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,8 +72,10 @@ class Weights:
         overhead) small and the padding waste low.
         """
         ptr = feats.sent_ptr
-        lengths = np.diff(ptr)
         out = np.empty(int(ptr[-1]), dtype=np.int32)
+        if self._predict_compiled(feats, out):
+            return out
+        lengths = np.diff(ptr)
         L = self.n_labels
         for sents in _length_batches(lengths):
             lens = lengths[sents]
@@ -87,6 +90,20 @@ class Weights:
             paths = viterbi_batch(state, trans, self.end, lens)
             out[tok[real]] = paths[real]
         return out
+
+
+    def _predict_compiled(self, feats: Features, out: np.ndarray) -> bool:
+        """Decode with the ahead-of-time kernel (same labels as the numpy path); False without it."""
+        from structperc import kernels
+
+        if kernels.mode() != "aot":
+            return False
+        c = np.ascontiguousarray
+        base = (self.trans + self.mask).astype(np.float32)
+        return kernels.decode_corpus(
+            c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32),
+            c(feats.sent_ptr, dtype=np.int64), c(self.state, dtype=np.float32), base,
+            c(self.cond, dtype=np.float32), c(self.end, dtype=np.float64), out)
 
 
 def _length_batches(lengths: np.ndarray) -> list[np.ndarray]:

@@ -102,3 +102,45 @@ def convert_flat(tags: list[str], sent_ptr: np.ndarray, source: str, target: str
     for i in range(len(p) - 1):
         out.extend(convert(tags[p[i]:p[i + 1]], source, target))
     return out
+
+
+_PREFIX_CODE = {"B": 1, "I": 2, "E": 3, "S": 4, "L": 3, "U": 4}  # BILOU's L/U read as E/S
+
+
+def ids_to_iob2(ids: np.ndarray, sent_ptr: np.ndarray, labels: Sequence[str], source: str) \
+        -> list[str] | None:
+    """`convert_flat` to IOB2 on predicted label ids, vectorized over the whole corpus.
+
+    The decoder's output is ids; reading each span tag's prefix and type once per *label* and
+    comparing neighbours with numpy avoids a Python loop per token (which cost as much as decoding).
+    Same rules as `convert` (an I that cannot continue a span begins one). Returns None where the
+    fast path does not apply (labels mixing ``-`` and ``_``, or another source scheme).
+    """
+    if source not in SPAN_SCHEMES:
+        return None
+    parsed = [_parse(t) for t in labels]
+    seps = {t[1] for t in labels if len(t) >= 2 and t[0] in _LETTERS and t[1] in "-_"}
+    if len(seps) > 1:
+        return None
+    sep = seps.pop() if seps else "-"
+    types = sorted({p[1] for p in parsed if p is not None})
+    type_of = {t: i for i, t in enumerate(types)}
+    prefix = np.array([0 if p is None else _PREFIX_CODE[p[0]] for p in parsed] + [0], dtype=np.int8)
+    typ = np.array([-1 if p is None else type_of[p[1]] for p in parsed] + [-1], dtype=np.int64)
+    ids = np.asarray(ids, dtype=np.int64)
+    n = len(ids)
+    P, Ty = prefix[ids], typ[ids]
+    prev = np.full(n, len(labels), dtype=np.int64)  # the appended "O" entry
+    if n:
+        prev[1:] = ids[:-1]
+        starts = np.asarray(sent_ptr[:-1], dtype=np.int64)
+        prev[starts[starts < n]] = len(labels)
+    pP, pTy = prefix[prev], typ[prev]
+    if source in ("iobes", "bilou"):
+        begins = (P == 1) | (P == 4) | (pP == 0) | (pP == 3) | (pP == 4) | (pTy != Ty)
+    else:
+        begins = (P == 1) | (pP == 0) | (pTy != Ty)
+    # target strings: labels as they are for non-span tags, else B-type / I-type
+    table = list(labels) + [f"{b}{sep}{t}" if t else b for t in types for b in ("B", "I")]
+    pick = np.where(Ty < 0, ids, len(labels) + 2 * Ty + np.where(begins, 0, 1))
+    return np.array(table, dtype=object)[pick].tolist()

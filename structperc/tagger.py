@@ -413,8 +413,14 @@ class Tagger:
         self._check_fitted()
         corpus = self._with_gazetteer(corpus)
         feats = self.features_.transform(corpus)
-        flat = self.label_set_.decode(self.weights_.predict(feats))
-        return self._from_model_scheme(flat, corpus.sent_ptr, self.task_)
+        ids = self.weights_.predict(feats)
+        task = self.task_
+        if task.metric == "span" and task.scheme == "iob2" and task.model_scheme != "iob2":
+            from structperc.schemes import ids_to_iob2
+            fast = ids_to_iob2(ids, corpus.sent_ptr, self.label_set_.labels, task.model_scheme)
+            if fast is not None:
+                return fast
+        return self._from_model_scheme(self.label_set_.decode(ids), corpus.sent_ptr, task)
 
     def predict(self, X: Any) -> list[list[str]]:
         """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`)."""

@@ -8,6 +8,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: Exported signatures of the ahead-of-time build (see `structperc._aot_build`): C-contiguous
+#: arrays of exactly these dtypes, which `structperc.trainer` guarantees.
+AOT_EXPORTS = {
+    "train_epoch": "UniTuple(i8, 3)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], f4[:, ::1], "
+                   "f8[:, ::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], f8[:, :, ::1], f8[:, ::1], "
+                   "f8[::1], i8, i8)",
+}
+
 
 @njit(cache=True, nogil=True)
 def viterbi(state, trans, end, path):

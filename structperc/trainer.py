@@ -131,7 +131,7 @@ def train_perceptron(
     M. Collins. Discriminative training methods for hidden Markov models: theory and experiments
     with perceptron algorithms. EMNLP 2002.
     """
-    from structperc import train_kernels  # numba is imported only when training
+    from structperc import kernels  # the ahead-of-time build, or numba's JIT
 
     y = np.ascontiguousarray(y, dtype=np.int32)
     X = np.ascontiguousarray(feats.state, dtype=np.int32)
@@ -142,14 +142,14 @@ def train_perceptron(
     max_len = int(np.diff(ptr).max()) if n_sent else 0
     mask = np.ascontiguousarray(mask, dtype=np.float64)
     end = np.ascontiguousarray(end, dtype=np.float64)
-    train_kernels.warm_up()
+    kernels.warm_up()
     rng = np.random.default_rng(seed)
     if state.rng_state:
         rng.bit_generator.state = state.rng_state
     while state.epoch < epochs:
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
-        mistakes, token_errors, state.c = train_kernels.train_epoch(
+        mistakes, token_errors, state.c = kernels.train_epoch(
             order, ptr, X, XT, y, state.W, state.U, state.Wt, state.Ut, state.Wc, state.Uc,
             mask, end, state.c, max_len)
         state.epoch += 1

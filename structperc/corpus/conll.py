@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import gzip
 import zlib
+import io
 import itertools
+import operator
 import os
+import re
 import sys
 from typing import IO, Iterable, Iterator, Sequence
 
@@ -30,30 +33,40 @@ def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
         yield from enumerate(lines, first)
 
 
+def _open_binary(path) -> tuple[str, IO[bytes], bool]:
+    """(name for messages, binary stream, whether we opened it and must close it)."""
+    if hasattr(path, "read"):
+        name = getattr(path, "name", "<stream>")
+        return name, (path.buffer if hasattr(path, "buffer") else path), False
+    if str(path) == "-":
+        return "<stdin>", sys.stdin.buffer, False
+    name = str(path)
+    try:
+        return name, (gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")), True
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), name) from None
+
+
+def _read_bytes(stream, name: str) -> bytes:
+    try:
+        piece = stream.read(_PIECE)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", name) from None
+    return piece.encode("utf-8") if isinstance(piece, str) else piece
+
+
 def read_pieces(path: str | os.PathLike | IO) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(number_of_first_line, lines)`` for successive pieces of a text file.
 
     Bytes are read and decoded a few MiB at a time: decoding and splitting whole pieces in C is
     several times faster than a Python loop over lines, and memory stays bounded.
     """
-    if hasattr(path, "read"):
-        name = getattr(path, "name", "<stream>")
-        stream = path.buffer if hasattr(path, "buffer") else path
-    elif str(path) == "-":
-        name, stream = "<stdin>", sys.stdin.buffer
-    else:
-        name = str(path)
-        try:
-            stream = gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")
-        except OSError as exc:
-            raise InputError(exc.strerror or str(exc), name) from None
+    name, stream, owned = _open_binary(path)
     number = 0
     rest = b""
     try:
         while True:
-            piece = stream.read(_PIECE)
-            if isinstance(piece, str):
-                piece = piece.encode("utf-8")
+            piece = _read_bytes(stream, name)
             if not piece:
                 break
             piece = rest + piece
@@ -67,10 +80,36 @@ def read_pieces(path: str | os.PathLike | IO) -> Iterator[tuple[int, list[str]]]
             number += len(lines)
         if rest:
             yield number + 1, _lines(rest + b"\n", name, number)
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise InputError(f"cannot read: {exc}", name) from None
     finally:
-        if not hasattr(path, "read") and str(path) != "-":
+        if owned:
+            stream.close()
+
+
+def read_sentence_pieces(path: str | os.PathLike | IO) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(number_of_first_line, bytes)`` pieces of a few MiB that each end at a blank line.
+
+    Cut between sentences, every piece can be parsed on its own (`_ColumnParser.parse_piece`).
+    """
+    name, stream, owned = _open_binary(path)
+    number = 0
+    rest = b""
+    try:
+        while True:
+            piece = _read_bytes(stream, name)
+            if not piece:
+                break
+            piece = rest + piece
+            cut = max(piece.rfind(b"\n\n"), piece.rfind(b"\n\r\n")) + 1
+            if cut == 0:
+                rest = piece
+                continue
+            piece, rest = piece[:cut], piece[cut:]
+            yield number + 1, piece
+            number += piece.count(b"\n")
+        if rest:
+            yield number + 1, rest if rest.endswith(b"\n") else rest + b"\n"
+    finally:
+        if owned:
             stream.close()
 
 
@@ -96,22 +135,34 @@ def _lines(piece: bytes, name: str, lines_before: int) -> list[str]:
 
 def iter_blocks(path, *, skip_comments: bool = False) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(first_line_number, lines)`` per blank-line separated block, skipping ``-DOCSTART-``."""
+    numbered = (item for start, lines in read_pieces(path) for item in enumerate(lines, start))
+    return _blocks(numbered, skip_comments)
+
+
+def _blocks(numbered: Iterable[tuple[int, str]], skip_comments: bool) -> Iterator[tuple[int, list[str]]]:
     block: list[str] = []
     first = 0
-    for start, lines in read_pieces(path):
-        for number, line in enumerate(lines, start):
-            if not line or line.isspace():
-                if block:
-                    yield first, block
-                    block = []
-                continue
-            if line.startswith("-DOCSTART-") or (skip_comments and line[0] == "#"):
-                continue
-            if not block:
-                first = number
-            block.append(line)
+    for number, line in numbered:
+        if not line or line.isspace():
+            if block:
+                yield first, block
+                block = []
+            continue
+        if line.startswith("-DOCSTART-") or (skip_comments and line[0] == "#"):
+            continue
+        if not block:
+            first = number
+        block.append(line)
     if block:
         yield first, block
+
+
+#: ASCII whitespace as ``bytes.split()`` sees it; ``str.split()`` also splits at these others, so a
+#: piece holding any of them takes the line-by-line path (same fields as before, just slower).
+_WS_BYTES = np.zeros(256, dtype=bool)
+_WS_BYTES[[9, 10, 11, 12, 13, 32]] = True
+_OTHER_WS = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_DOCSTART = re.compile(rb"^-DOCSTART-", re.M)
 
 
 def _source_name(path) -> str:
@@ -121,7 +172,13 @@ def _source_name(path) -> str:
 
 
 class _ColumnParser:
-    """Turns blank-line blocks into a `Corpus`, checking that every line has the same width."""
+    """Turns a CoNLL column file into a `Corpus`, checking that every line has the same width.
+
+    Pieces are parsed whole where they are regular (the usual case): one ``str.split`` over the piece
+    for the fields and numpy over its bytes for the fields per line, blank lines and ``-DOCSTART-``
+    lines, so no Python code runs per token. Anything irregular (bad UTF-8, a line of another width,
+    exotic whitespace) goes through the line-by-line parser instead, which names the bad line.
+    """
 
     def __init__(self, name: str, columns: Sequence[str], optional: Sequence[str]):
         self.name = name
@@ -134,7 +191,73 @@ class _ColumnParser:
                              name)
         self.width: int | None = None
 
-    def parse(self, blocks: Iterable[tuple[int, list[str]]], keep_lines: bool):
+    def _first_width(self, width: int, line: int) -> None:
+        lo = len(self.columns) - self.n_opt
+        if not lo <= width <= len(self.columns):
+            expect = f"{lo} to {len(self.columns)}" if self.n_opt else f"{lo}"
+            raise InputError(f"expected {expect} columns ({' '.join(self.columns)}), found "
+                             f"{width}", self.name, line)
+        self.width = width
+
+    def parse_piece(self, first: int, data: bytes, keep_lines: bool) -> "_Parsed":
+        """Parse one piece that ends at a sentence break; ``first`` is its first line's number."""
+        fast = self._parse_fast(first, data, keep_lines)
+        if fast is not None:
+            return fast
+        lines = _lines(data, self.name, first - 1)
+        return self.parse_blocks(_blocks(enumerate(lines, first), False), keep_lines)
+
+    def _parse_fast(self, first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
+        if first == 1 and data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n")
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if _OTHER_WS.search(text):
+            return None
+        arr = np.frombuffer(data, dtype=np.uint8)
+        newlines = np.flatnonzero(arr == 10)
+        ws = _WS_BYTES[arr]
+        starts = ~ws
+        starts[1:] &= ws[:-1]
+        counts = np.bincount(np.searchsorted(newlines, np.flatnonzero(starts)), minlength=len(newlines))
+        blank = counts == 0
+        token = ~blank
+        skipped = [int(np.searchsorted(newlines, m.start())) for m in _DOCSTART.finditer(data)]
+        if skipped:
+            token[skipped] = False
+        rows = np.flatnonzero(token)
+        if not len(rows):
+            return _Parsed.empty(len(self.columns))
+        widths = counts[rows]
+        if self.width is None:
+            self._first_width(int(widths[0]), first + int(rows[0]))
+        width = self.width
+        if (widths != width).any():
+            return None
+        fields = text.split()
+        if skipped:
+            fields = list(itertools.compress(fields, np.repeat(token, counts).tolist()))
+        values = [fields[i::width] for i in range(width)]
+        sentence = np.cumsum(blank)[rows]
+        begin = np.flatnonzero(np.r_[True, sentence[1:] != sentence[:-1]])
+        lengths = np.diff(np.r_[begin, len(rows)]).tolist()
+        raw = None
+        if keep_lines:
+            lines = text.split("\n")
+            kept = operator.itemgetter(*rows.tolist())(lines)
+            kept = [kept] if len(rows) == 1 else list(kept)
+            ends = np.cumsum(lengths).tolist()
+            raw = [kept[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        return _Parsed(values, lengths, (first + rows[begin]).tolist(), raw)
+
+    def parse_blocks(self, blocks: Iterable[tuple[int, list[str]]], keep_lines: bool) -> "_Parsed":
+        """The line-by-line parser over blank-line separated blocks."""
         values: list[list[str]] = [[] for _ in self.columns]
         lengths: list[int] = []
         starts: list[int] = []
@@ -143,12 +266,7 @@ class _ColumnParser:
             rows = [line.split() for line in block]
             widths = set(map(len, rows))
             if self.width is None:
-                lo = len(self.columns) - self.n_opt
-                if not lo <= len(rows[0]) <= len(self.columns):
-                    expect = f"{lo} to {len(self.columns)}" if self.n_opt else f"{lo}"
-                    raise InputError(f"expected {expect} columns ({' '.join(self.columns)}), found "
-                                     f"{len(rows[0])}", self.name, first)
-                self.width = len(rows[0])
+                self._first_width(len(rows[0]), first)
             if widths != {self.width}:
                 bad = next(i for i, r in enumerate(rows) if len(r) != self.width)
                 raise InputError(f"expected {self.width} columns like the lines before, found "
@@ -159,9 +277,53 @@ class _ColumnParser:
             starts.append(first)
             if keep_lines:
                 raw.append(block)
+        return _Parsed(values, lengths, starts, raw if keep_lines else None)
+
+    def corpus(self, parts: list["_Parsed"]) -> tuple[Corpus, list[list[str]]]:
+        """One `Corpus` (and the raw lines, if kept) from parsed pieces."""
+        if len(parts) == 1:
+            whole = parts[0]
+        else:
+            whole = _Parsed.empty(len(self.columns))
+            for part in parts:
+                whole.extend(part)
         present = self.columns[:self.width or len(self.columns)]
-        cols = {c: v for c, v in zip(present, values) if c != "_"}
-        return _corpus(cols, lengths, starts, self.name), raw
+        cols = {c: v for c, v in zip(present, whole.values) if c != "_"}
+        return _corpus(cols, whole.lengths, whole.starts, self.name), whole.raw or []
+
+
+class _Parsed:
+    """Columns, sentence lengths, first line numbers and (optionally) raw lines of some sentences."""
+
+    __slots__ = ("values", "lengths", "starts", "raw")
+
+    def __init__(self, values, lengths, starts, raw):
+        self.values, self.lengths, self.starts, self.raw = values, lengths, starts, raw
+
+    @classmethod
+    def empty(cls, n_columns: int) -> "_Parsed":
+        return cls([[] for _ in range(n_columns)], [], [], [])
+
+    def extend(self, other: "_Parsed") -> None:
+        for store, column in zip(self.values, other.values):
+            store.extend(column)
+        self.lengths.extend(other.lengths)
+        self.starts.extend(other.starts)
+        if other.raw:
+            self.raw.extend(other.raw)
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def take(self, n: int) -> "_Parsed":
+        """Split off the first ``n`` sentences (returned); ``self`` keeps the rest."""
+        t = sum(self.lengths[:n])
+        head = _Parsed([v[:t] for v in self.values], self.lengths[:n], self.starts[:n],
+                       self.raw[:n] if self.raw else [])
+        self.values = [v[t:] for v in self.values]
+        self.lengths, self.starts = self.lengths[n:], self.starts[n:]
+        self.raw = self.raw[n:] if self.raw else []
+        return head
 
 
 def _corpus(cols: dict[str, list[str]], lengths: list[int], starts: list[int], name: str) -> Corpus:
@@ -198,7 +360,8 @@ def read_conll(
     ['B-NP', 'B-VP']
     """
     parser = _ColumnParser(_source_name(path), columns, optional)
-    corpus, raw = parser.parse(iter_blocks(path), keep_lines)
+    parts = [parser.parse_piece(first, data, keep_lines) for first, data in read_sentence_pieces(path)]
+    corpus, raw = parser.corpus(parts)
     if len(corpus) == 0:
         raise InputError("no sentences (the file is empty)", parser.name)
     return (corpus, raw) if keep_lines else corpus
@@ -206,14 +369,15 @@ def read_conll(
 
 def iter_conll_chunks(path, columns: Sequence[str], *, optional: Sequence[str] = (),
                       sentences: int = 2000) -> Iterator[tuple[Corpus, list[list[str]]]]:
-    """Read a CoNLL file in pieces of ``sentences`` sentences (with raw lines): constant memory."""
+    """Read a CoNLL file in pieces of ``sentences`` sentences (with raw lines): bounded memory."""
     parser = _ColumnParser(_source_name(path), columns, optional)
-    blocks = iter_blocks(path)
-    while True:
-        piece = list(itertools.islice(blocks, sentences))
-        if not piece:
-            return
-        yield parser.parse(piece, True)
+    pending = _Parsed.empty(len(parser.columns))
+    for first, data in read_sentence_pieces(path):
+        pending.extend(parser.parse_piece(first, data, True))
+        while len(pending) >= sentences:
+            yield parser.corpus([pending.take(sentences)])
+    if len(pending):
+        yield parser.corpus([pending])
 
 
 def read_conllu(path, *, keep_lines: bool = False) -> Corpus | tuple[Corpus, list[list[str]]]:

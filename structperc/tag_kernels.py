@@ -1,0 +1,117 @@
+"""Compiled tagging: score every token from its attribute ids and Viterbi-decode, sentence by sentence.
+
+One pass per sentence over a (T, L) buffer, so memory does not grow with the input, and no padding
+work (the vectorized numpy decoder in `structperc.decode` pads batches to their longest sentence).
+The arithmetic is float32 in exactly the order of `structperc.model.Weights.predict`'s numpy path
+(template sums left to right from zero, conditioned-transition sums before the base matrix is added,
+ties to the lowest label), so both give the same labels; the tests check it.
+
+These functions run through numba's JIT when imported from here; `structperc.kernels` prefers the
+ahead-of-time build of the same source (``structperc._aot``), which needs no numba at run time.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Exported signatures of the ahead-of-time build (see `structperc._aot_build`).
+AOT_EXPORTS = {
+    "decode_corpus": "void(i4[:, ::1], i4[:, ::1], i8[::1], f4[:, ::1], f4[:, ::1], "
+                     "f4[:, :, ::1], f8[::1], i4[::1])",
+}
+
+
+@njit(cache=True, nogil=True)
+def decode_corpus(X, XT, sent_ptr, W, base, Wc, end, out):
+    """Best label of every token of every sentence into ``out``.
+
+    Parameters
+    ----------
+    X : int32 (n_tokens, K)
+        State attribute ids per token; -1 (unknown) adds nothing.
+    XT : int32 (n_tokens, KT)
+        Observation-conditioned transition attribute ids (KT may be 0).
+    sent_ptr : int64 (n_sentences + 1,)
+    W : float32 (A + 1, L)
+        State weights (the last row is zeros).
+    base : float32 (L + 1, L)
+        Transition weights plus the scheme's mask (-inf where forbidden); row L is ``<bos>``.
+    Wc : float32 (AT + 1, L + 1, L)
+        Conditioned transition weights.
+    end : float64 (L,)
+        Score of ending in each label.
+    out : int32 (n_tokens,)
+    """
+    L = W.shape[1]
+    K = X.shape[1]
+    KT = XT.shape[1]
+    n = sent_ptr.shape[0] - 1
+    max_len = 0
+    for s in range(n):
+        T = sent_ptr[s + 1] - sent_ptr[s]
+        if T > max_len:
+            max_len = T
+    state = np.empty(L, dtype=np.float32)
+    cond = np.empty((L + 1, L), dtype=np.float32)
+    delta = np.empty(L, dtype=np.float32)
+    new = np.empty(L, dtype=np.float32)
+    back = np.zeros((max(max_len, 1), L), dtype=np.int32)
+    for s in range(n):
+        a = sent_ptr[s]
+        T = sent_ptr[s + 1] - a
+        if T == 0:
+            continue
+        for t in range(T):
+            row = a + t
+            for y in range(L):
+                state[y] = np.float32(0.0)
+            for k in range(K):
+                at = X[row, k]
+                if at >= 0:
+                    for y in range(L):
+                        state[y] += W[at, y]
+            tr = base  # unconditioned: the shared matrix, no copy
+            if KT > 0:
+                for p in range(L + 1):
+                    for y in range(L):
+                        cond[p, y] = np.float32(0.0)
+                for k in range(KT):
+                    at = XT[row, k]
+                    if at >= 0:
+                        for p in range(L + 1):
+                            for y in range(L):
+                                cond[p, y] += Wc[at, p, y]
+                for p in range(L + 1):
+                    for y in range(L):
+                        cond[p, y] += base[p, y]
+                tr = cond
+            if t == 0:
+                for y in range(L):
+                    delta[y] = state[y] + tr[L, y]
+                continue
+            # max over the previous label p, rows of tr contiguous; strict > keeps the lowest p on
+            # ties, as numpy's argmax does
+            d = delta[0]
+            for y in range(L):
+                new[y] = d + tr[0, y]
+                back[t, y] = 0
+            for p in range(1, L):
+                d = delta[p]
+                for y in range(L):
+                    v = d + tr[p, y]
+                    if v > new[y]:
+                        new[y] = v
+                        back[t, y] = p
+            for y in range(L):
+                delta[y] = new[y] + state[y]
+        best64 = np.float64(delta[0]) + end[0]
+        arg = 0
+        for y in range(1, L):
+            v = np.float64(delta[y]) + end[y]
+            if v > best64:
+                best64 = v
+                arg = y
+        out[a + T - 1] = arg
+        for t in range(T - 1, 0, -1):
+            arg = back[t, arg]
+            out[a + t - 1] = arg
