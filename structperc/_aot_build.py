@@ -27,6 +27,8 @@ def compile_kernels(output_dir: str | Path) -> Path:
     cc = CC("_aot")
     cc.output_dir = str(output_dir)
     cc.verbose = False
+    # Built at install time on the machine that runs it: use its instruction set (AVX and all).
+    cc.target_cpu = "host"
     for module in (train_kernels, tag_kernels):
         for name, signature in module.AOT_EXPORTS.items():
             cc.export(name, signature)(getattr(module, name).py_func)

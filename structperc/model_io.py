@@ -116,8 +116,9 @@ def sparse_rows(dense: np.ndarray) -> dict[str, np.ndarray]:
             "values": flat[rows, cols].astype(np.float32)}
 
 
-def dense_rows(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
-    """Inverse of `sparse_rows`, validating every index."""
+def dense_rows(parts: dict[str, np.ndarray], shape: tuple[int, ...], zero_rows: int = 0) -> np.ndarray:
+    """Inverse of `sparse_rows`, validating every index; ``zero_rows`` extra all-zero rows at the end
+    (`structperc.model.Weights` wants one: allocating it here saves copying the whole table)."""
     indptr, indices, values = parts["indptr"], parts["indices"], parts["values"]
     n_rows = shape[0]
     width = int(np.prod(shape[1:])) if len(shape) > 1 else 1
@@ -125,7 +126,7 @@ def dense_rows(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarr
             or indptr[-1] != len(indices) or len(indices) != len(values) \
             or (len(indices) and int(indices.max()) >= width):
         raise ValueError("inconsistent sparse weight arrays")
-    out = np.zeros((n_rows, width), dtype=np.float32)
+    out = np.zeros((n_rows + zero_rows, width), dtype=np.float32)
     rows = np.repeat(np.arange(n_rows), np.diff(indptr))
     out[rows, indices.astype(np.int64)] = values
-    return out.reshape(shape)
+    return out.reshape((n_rows + zero_rows,) + tuple(shape[1:]))

@@ -97,11 +97,11 @@ def decode_corpus(X, XT, sent_ptr, W, base, Wc, end, out):
                 back[t, y] = 0
             for p in range(1, L):
                 d = delta[p]
-                for y in range(L):
+                for y in range(L):  # branch-free selects: the compiler can vectorize over y
                     v = d + tr[p, y]
-                    if v > new[y]:
-                        new[y] = v
-                        back[t, y] = p
+                    better = v > new[y]
+                    new[y] = v if better else new[y]
+                    back[t, y] = p if better else back[t, y]
             for y in range(L):
                 delta[y] = new[y] + state[y]
         best64 = np.float64(delta[0]) + end[0]

@@ -15,7 +15,7 @@ from structperc.corpus.conll import read_corpus
 from structperc.errors import InputError, ModelFormatError
 from structperc.features import FeatureIndex
 from structperc.labels import LabelSet, transition_mask
-from structperc.model import Weights, with_zero_row
+from structperc.model import Weights
 from structperc.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model_io import dense_rows, load_archive, save_archive, sparse_rows
 from structperc.tasks import Task, get_task
@@ -525,14 +525,14 @@ class Tagger:
                     shapes["cond"] != [tagger.features_.n_transition_attributes, L + 1, L]:
                 raise ValueError("weight shapes do not match the feature tables")
             state = dense_rows({k: arrays[f"state_{k}"] for k in ("indptr", "indices", "values")},
-                               tuple(shapes["state"]))
+                               tuple(shapes["state"]), zero_rows=1)
             cond = dense_rows({k: arrays[f"cond_{k}"] for k in ("indptr", "indices", "values")},
-                              tuple(shapes["cond"]))
+                              tuple(shapes["cond"]), zero_rows=1)
             trans = np.asarray(arrays["trans"], dtype=np.float32)
             if trans.shape != (L + 1, L):
                 raise ValueError("transition weights have the wrong shape")
             mask, end = tagger._masks()
-            tagger.weights_ = Weights(with_zero_row(state), trans, with_zero_row(cond), mask, end)
+            tagger.weights_ = Weights(state, trans, cond, mask, end)
             tagger.best_epoch_ = t["provenance"].get("best_epoch")
             tagger.provenance_ = t["provenance"]
             tagger.history_ = []

@@ -218,7 +218,7 @@ class _ColumnParser:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if _OTHER_WS.search(text):
+        if not data.isascii() and _OTHER_WS.search(text):
             return None
         arr = np.frombuffer(data, dtype=np.uint8)
         newlines = np.flatnonzero(arr == 10)
@@ -228,7 +228,8 @@ class _ColumnParser:
         counts = np.bincount(np.searchsorted(newlines, np.flatnonzero(starts)), minlength=len(newlines))
         blank = counts == 0
         token = ~blank
-        skipped = [int(np.searchsorted(newlines, m.start())) for m in _DOCSTART.finditer(data)]
+        skipped = [int(np.searchsorted(newlines, m.start())) for m in _DOCSTART.finditer(data)] \
+            if b"-DOCSTART-" in data else []
         if skipped:
             token[skipped] = False
         rows = np.flatnonzero(token)
@@ -386,11 +387,22 @@ def read_conllu(path, *, keep_lines: bool = False) -> Corpus | tuple[Corpus, lis
     Columns are named as in `CONLLU_COLUMNS` (``word`` for FORM).
     """
     name = _source_name(path)
-    values: list[list[str]] = [[] for _ in CONLLU_COLUMNS]
-    lengths: list[int] = []
-    starts: list[int] = []
-    raw: list[list[str]] = []
-    for first, block in iter_blocks(path, skip_comments=True):
+    whole = _Parsed.empty(len(CONLLU_COLUMNS))
+    for first, data in read_sentence_pieces(path):
+        part = _conllu_fast(first, data, keep_lines)
+        if part is None:  # irregular: line by line, naming the bad line
+            lines = _lines(data, name, first - 1)
+            part = _conllu_blocks(_blocks(enumerate(lines, first), True), name, keep_lines)
+        whole.extend(part)
+    if not whole.lengths:
+        raise InputError("no sentences (the file is empty)", name)
+    corpus = _corpus(dict(zip(CONLLU_COLUMNS, whole.values)), whole.lengths, whole.starts, name)
+    return (corpus, whole.raw or []) if keep_lines else corpus
+
+
+def _conllu_blocks(blocks: Iterable[tuple[int, list[str]]], name: str, keep_lines: bool) -> "_Parsed":
+    out = _Parsed.empty(len(CONLLU_COLUMNS))
+    for first, block in blocks:
         rows = [line.split("\t") for line in block]
         keep = [r[0].isdigit() for r in rows]
         for offset, (fields, word) in enumerate(zip(rows, keep)):
@@ -402,18 +414,72 @@ def read_conllu(path, *, keep_lines: bool = False) -> Corpus | tuple[Corpus, lis
         if not all(keep):  # multi-word tokens (1-2) and empty nodes (8.1) are not words
             rows = [r for r, k in zip(rows, keep) if k]
             block = [line for line, k in zip(block, keep) if k]
-        words = block
-        for store, column in zip(values, zip(*rows)):
+        for store, column in zip(out.values, zip(*rows)):
             store.extend(column)
-        if words:
-            lengths.append(len(words))
-            starts.append(first)
+        if block:
+            out.lengths.append(len(block))
+            out.starts.append(first)
             if keep_lines:
-                raw.append(words)
-    if not lengths:
-        raise InputError("no sentences (the file is empty)", name)
-    corpus = _corpus(dict(zip(CONLLU_COLUMNS, values)), lengths, starts, name)
-    return (corpus, raw) if keep_lines else corpus
+                out.raw.append(block)
+    return out
+
+
+def _conllu_fast(first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
+    """`_conllu_blocks` for a regular piece: one C-level pass per question over the piece's lines
+    (``map`` of str methods) instead of Python code per line; None where anything needs a closer
+    look, which the line-by-line parser then reports."""
+    if first == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    n = len(lines)
+    if not n:
+        return _Parsed.empty(len(CONLLU_COLUMNS))
+    blank = np.fromiter(map(operator.not_, lines), dtype=bool, count=n)
+    blank |= np.fromiter(map(str.isspace, lines), dtype=bool, count=n)
+    token = ~blank
+    token &= ~np.fromiter(map(str.startswith, lines, itertools.repeat("#")), dtype=bool, count=n)
+    if "-DOCSTART-" in text:
+        token &= ~np.fromiter(map(str.startswith, lines, itertools.repeat("-DOCSTART-")), dtype=bool,
+                              count=n)
+    rows = np.flatnonzero(token)
+    if not len(rows):
+        return _Parsed.empty(len(CONLLU_COLUMNS))
+    kept = operator.itemgetter(*rows.tolist())(lines)
+    kept = [kept] if len(rows) == 1 else list(kept)
+    tabs = np.fromiter(map(str.count, kept, itertools.repeat("\t")), dtype=np.int64, count=len(kept))
+    if (tabs != 9).any():
+        return None
+    fields = "\t".join(kept).split("\t")
+    ids = fields[0::10]
+    word = np.fromiter(map(str.isdigit, ids), dtype=bool, count=len(ids))
+    if not word.all():  # multi-word tokens (1-2) and empty nodes (8.1); any other ID: a closer look
+        if not all("-" in i or "." in i for i in itertools.compress(ids, (~word).tolist())):
+            return None
+    block = np.cumsum(blank)[rows]                        # block id of every token line
+    block_begin = np.r_[True, block[1:] != block[:-1]]
+    first_of_block = rows[np.maximum.accumulate(np.where(block_begin, np.arange(len(rows)), 0))]
+    wblock = block[word]
+    begin = np.flatnonzero(np.r_[True, wblock[1:] != wblock[:-1]])
+    lengths = np.diff(np.r_[begin, len(wblock)]).tolist()
+    if not word.all():
+        keep = word.tolist()
+        kept = list(itertools.compress(kept, keep))
+        fields = list(itertools.compress(fields, np.repeat(word, 10).tolist()))
+    values = [fields[i::10] for i in range(10)]
+    raw = None
+    if keep_lines:
+        ends = np.cumsum(lengths).tolist()
+        raw = [kept[a:b] for a, b in zip([0] + ends[:-1], ends)]
+    starts_out = (first + first_of_block[word][begin]).tolist()
+    return _Parsed(values, lengths, starts_out, raw)
 
 
 def is_conllu(path) -> bool:
