@@ -1,0 +1,154 @@
+"""The ahead-of-time kernels (``structperc._aot``) against numba's JIT of the same source.
+
+`pip install` compiles them; a stale or missing build must fall back to the JIT, never run old code.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+
+from structperc import kernels, tag_kernels, train_kernels
+
+aot = pytest.mark.skipif(kernels.mode() != "aot", reason="structperc._aot is not built (pip install "
+                         "builds it; `python -m structperc._aot_build` rebuilds it in place)")
+
+
+def test_installed_package_uses_the_ahead_of_time_build():
+    """CI installs from a clean clone: the build step must have produced a current module."""
+    if os.environ.get("CI") != "true":
+        pytest.skip("checked in CI, where the package is installed from a clean clone")
+    assert kernels.mode() == "aot"
+
+
+def _problem(rng, n_sent=25, L=5, K=4, KT=0, A=40, AT=6):
+    lengths = rng.integers(1, 9, n_sent)
+    ptr = np.zeros(n_sent + 1, np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    n = int(ptr[-1])
+    X = rng.integers(-1, A, (n, K)).astype(np.int32)
+    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
+    y = rng.integers(0, L, n).astype(np.int32)
+    mask = np.where(rng.random((L + 1, L)) < 0.15, -np.inf, 0.0)
+    mask[:, 0] = 0.0  # label 0 is always reachable, so every sentence has a path
+    end = np.zeros(L)
+    return ptr, X, XT, y, mask, end, A, AT, L
+
+
+@aot
+@pytest.mark.parametrize("KT", [0, 2])
+def test_train_epoch_aot_equals_jit(KT):
+    rng = np.random.default_rng(KT)
+    ptr, X, XT, y, mask, end, A, AT, L = _problem(rng, KT=KT)
+    results = []
+    for fn in (kernels._AOT.train_epoch, train_kernels.train_epoch):
+        W, U = np.zeros((A, L), np.float32), np.zeros((A, L))
+        Wt, Ut = np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L))
+        Wc, Uc = np.zeros((AT, L + 1, L), np.float32), np.zeros((AT, L + 1, L))
+        c = 0
+        counts = []
+        for epoch in range(3):
+            order = np.random.default_rng(epoch).permutation(len(ptr) - 1).astype(np.int64)
+            m, e, c = fn(order, ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, 8)
+            counts.append((int(m), int(e), int(c)))
+        results.append((counts, W, U, Wt, Ut, Wc, Uc))
+    (ca, *wa), (cj, *wj) = results
+    assert ca == cj
+    assert any(a.any() for a in wa), "the problem should need updates"
+    for a, j in zip(wa, wj):
+        np.testing.assert_array_equal(a, j)
+
+
+@aot
+@pytest.mark.parametrize("KT", [0, 3])
+def test_decode_corpus_aot_equals_jit_and_numpy(KT):
+    from structperc.features import Features
+    from structperc.model import Weights
+
+    rng = np.random.default_rng(10 + KT)
+    ptr, X, XT, y, mask, end, A, AT, L = _problem(rng, n_sent=60, KT=KT)
+    state = np.zeros((A + 1, L), np.float32)
+    state[:-1] = rng.integers(-3, 4, (A, L))     # small integers: many ties, lowest label wins
+    cond = np.zeros((AT + 1, L + 1, L), np.float32)
+    cond[:-1] = rng.integers(-2, 3, (AT, L + 1, L))
+    trans = rng.integers(-2, 3, (L + 1, L)).astype(np.float32)
+    end[rng.integers(1, L)] = -np.inf
+    w = Weights(state, trans, cond, mask, end)
+    base = (trans + mask).astype(np.float32)
+    outs = []
+    for fn in (kernels._AOT.decode_corpus, tag_kernels.decode_corpus):
+        out = np.full(len(X), -7, np.int32)
+        fn(X, XT, ptr, state, base, cond, end, out)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+    feats = Features(X, XT, ptr)
+    np.testing.assert_array_equal(w.predict(feats), outs[0])       # compiled path
+    assert w._predict_compiled(feats, np.empty(len(X), np.int32))
+    original = kernels._AOT
+    try:
+        kernels._AOT = None
+        np.testing.assert_array_equal(w.predict(feats), outs[0])   # vectorized numpy path
+    finally:
+        kernels._AOT = original
+
+
+def test_stale_build_is_ignored(monkeypatch):
+    """An editable install whose kernel sources changed after the build must not run the old code."""
+    monkeypatch.setattr(kernels, "source_digest", lambda root=None: -1)
+    assert kernels._load_aot() is None
+
+
+def test_jit_can_be_forced(monkeypatch):
+    monkeypatch.setenv("STRUCTPERC_KERNELS", "jit")
+    assert kernels._load_aot() is None
+
+
+def test_source_digest_covers_both_kernel_files(tmp_path):
+    from pathlib import Path
+
+    src = Path(kernels.__file__).parent
+    for name in ("train_kernels.py", "tag_kernels.py"):
+        (tmp_path / name).write_bytes((src / name).read_bytes())
+    before = kernels.source_digest(tmp_path)
+    assert before == kernels.source_digest(src)
+    (tmp_path / "tag_kernels.py").write_bytes((src / "tag_kernels.py").read_bytes() + b"\n# edit\n")
+    assert kernels.source_digest(tmp_path) != before
+
+
+def test_tagging_does_not_import_numba(tmp_path):
+    """Tagging runs the ahead-of-time decoder or numpy: numba's import alone costs ~0.3 s, 65 MiB."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport numpy as np\nfrom structperc.model import Weights\n"
+            "from structperc.features import Features\n"
+            "w = Weights(np.zeros((2, 2), np.float32), np.zeros((3, 2), np.float32),"
+            " np.zeros((1, 3, 2), np.float32), np.zeros((3, 2)), np.zeros(2))\n"
+            "f = Features(np.zeros((1, 1), np.int32), np.zeros((1, 0), np.int32), np.array([0, 1]))\n"
+            "print(w.predict(f).tolist(), 'numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False"
+
+
+def test_training_without_numba_when_built(tmp_path):
+    """With the ahead-of-time build, training never imports numba (the peak-memory saving)."""
+    if kernels.mode() != "aot":
+        pytest.skip("structperc._aot is not built")
+    import subprocess
+    import sys
+
+    template = tmp_path / "t.txt"
+    template.write_text("w[0]\nw[-1]|w[0]\n")
+    code = ("import sys\nfrom structperc.tagger import Tagger\n"
+            f"t = Tagger(template={str(template)!r}, columns=['word', 'tag'], epochs=2)"
+            ".fit([['a', 'b'], ['b']], [['X', 'Y'], ['Y']])\n"
+            "print(t.predict([['a', 'b']]), 'numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False", out.stdout
+
+
+def test_kernels_module_reloads_cleanly():
+    importlib.reload(kernels)
+    assert kernels.mode() in ("aot", "jit")
