@@ -202,7 +202,7 @@ def tag(model_path, output, inputs):
             corpus, lines = read_conllu(source, keep_lines=True)
             chunks = [(corpus, lines)]
         else:
-            chunks = iter_conll_chunks(source, cols, optional=optional)
+            chunks = iter_conll_chunks(source, cols, optional=optional, sentences=20_000)
         for corpus, lines in chunks:
             flat = tagger.predict_corpus(corpus)
             ptr = corpus.sent_ptr.tolist()

@@ -167,30 +167,40 @@ class FeatureIndex:
     def _keys(self, corpus: Corpus, grow: bool) -> tuple[list[np.ndarray], list[list[int]]]:
         """One int64 key per token and template (-1 where a part is unknown), and the radixes used:
         the current vocabulary sizes when growing, the frozen ones otherwise."""
+        key_of = self._key_maker(corpus, grow)
+        out, radixes = [], []
+        for ti in range(len(self.templates)):
+            key, radix = key_of(ti)
+            out.append(key)
+            radixes.append(radix)
+        return out, radixes
+
+    def _key_maker(self, corpus: Corpus, grow: bool):
+        """A function of a template index giving that template's keys and radixes (see `_keys`);
+        computing one template at a time lets `transform` hold one key array, not all of them."""
         for col in self.columns:
             corpus.factorize(col)  # raises a clear error for a missing column
         pos, length = corpus.positions()
         atom_codes = {a: self._atom_codes(corpus, i, grow) for i, a in enumerate(self.atoms)}
-        out, radixes = [], []
-        for ti, t in enumerate(self.templates):
+
+        def key_of(ti: int) -> tuple[np.ndarray, list[int]]:
+            t = self.templates[ti]
             if t.is_bias:
-                out.append(np.zeros(corpus.n_tokens, dtype=np.int64))
-                radixes.append([])
-                continue
+                return np.zeros(corpus.n_tokens, dtype=np.int64), []
             parts = [self._part_codes(p, atom_codes, corpus, pos, length) for p in t.parts]
             radix = [r for _, r in parts] if grow else self.radix[ti]
             if grow and float(np.prod(np.asarray(radix, dtype=np.float64))) >= _MAX_KEY:
                 raise InputError(f"template {t.name!r} combines too many distinct values to index "
                                  "(more than 2^62 combinations); split it into smaller templates")
-            radixes.append(radix)
             key = parts[0][0].copy()
             unknown = key < 0
             for (codes, _), r in zip(parts[1:], radix[1:]):
                 key = key * r + codes
                 unknown |= codes < 0
             key[unknown] = -1
-            out.append(key)
-        return out, radixes
+            return key, radix
+
+        return key_of
 
     def _table(self, key: np.ndarray) -> np.ndarray:
         """Sorted distinct keys seen at least ``min_count`` times."""
@@ -201,17 +211,26 @@ class FeatureIndex:
         """Grow the vocabularies and attribute tables on training data, then freeze them."""
         if self.fitted:
             raise RuntimeError("FeatureIndex is already fitted")
-        all_keys, self.radix = self._keys(corpus, grow=True)
-        self.keys = [self._table(key) for key in all_keys]
+        # Two passes, one template at a time: the tables first, then the ids (attribute offsets
+        # need every table's size). Computing the keys twice costs less than holding all of them
+        # at once: 8 bytes per token and template, the largest array of the whole run.
+        key_of = self._key_maker(corpus, grow=True)
+        self.radix, self.keys = [], []
+        for ti in range(len(self.templates)):
+            key, radix = key_of(ti)
+            self.radix.append(radix)
+            self.keys.append(self._table(key))
+            del key
         self.__dict__.pop("_dense", None)
         self.fitted = True
-        return self._ids(all_keys, corpus)
+        return self._ids(lambda ti: key_of(ti)[0], corpus)
 
     def transform(self, corpus: Corpus) -> Features:
         """Attribute ids of new data; unseen attributes get -1."""
         if not self.fitted:
             raise RuntimeError("FeatureIndex is not fitted")
-        return self._ids(self._keys(corpus, grow=False)[0], corpus)
+        key_of = self._key_maker(corpus, grow=False)
+        return self._ids(lambda ti: key_of(ti)[0], corpus)
 
     def extend(self, corpus: Corpus) -> tuple[Features, np.ndarray, np.ndarray]:
         """Grow a fitted index with new data (continued training).
@@ -243,9 +262,10 @@ class FeatureIndex:
             parts = [np.searchsorted(self.keys[ti], old_tables[ti]) + new_offsets[col]
                      for col, ti in enumerate(self._group(transition))]
             remaps.append(np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64))
-        return self._ids(all_keys, corpus), remaps[0], remaps[1]
+        return self._ids(all_keys.__getitem__, corpus), remaps[0], remaps[1]
 
-    def _ids(self, all_keys: list[np.ndarray], corpus: Corpus) -> Features:
+    def _ids(self, key_of, corpus: Corpus) -> Features:
+        """Attribute ids from the keys of each template (``key_of(template index)``)."""
         mats = []
         for transition in (False, True):
             group = self._group(transition)
@@ -253,7 +273,7 @@ class FeatureIndex:
             mat = np.empty((corpus.n_tokens, len(group)), dtype=np.int32)
             for col, ti in enumerate(group):
                 table = self.keys[ti]
-                key = all_keys[ti]
+                key = key_of(ti)
                 lut = self._dense_table(ti)
                 if lut is not None:  # small key space: one gather instead of a binary search
                     ids = lut[key]   # key -1 reads the table's last entry, which is -1
