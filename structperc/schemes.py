@@ -104,7 +104,8 @@ def convert_flat(tags: list[str], sent_ptr: np.ndarray, source: str, target: str
     return out
 
 
-_PREFIX_CODE = {"B": 1, "I": 2, "E": 3, "S": 4, "L": 3, "U": 4}  # BILOU's L/U read as E/S
+_PREFIX_CODE = {"B": 1, "I": 2, "E": 3, "S": 4, "L": 2, "U": 2}  # L/U outside BILOU: as `convert`
+_BILOU_CODE = {**_PREFIX_CODE, "L": 3, "U": 4}                     # BILOU's L/U read as E/S
 
 
 def ids_to_iob2(ids: np.ndarray, sent_ptr: np.ndarray, labels: Sequence[str], source: str) \
@@ -125,7 +126,8 @@ def ids_to_iob2(ids: np.ndarray, sent_ptr: np.ndarray, labels: Sequence[str], so
     sep = seps.pop() if seps else "-"
     types = sorted({p[1] for p in parsed if p is not None})
     type_of = {t: i for i, t in enumerate(types)}
-    prefix = np.array([0 if p is None else _PREFIX_CODE[p[0]] for p in parsed] + [0], dtype=np.int8)
+    codes = _BILOU_CODE if source == "bilou" else _PREFIX_CODE
+    prefix = np.array([0 if p is None else codes[p[0]] for p in parsed] + [0], dtype=np.int8)
     typ = np.array([-1 if p is None else type_of[p[1]] for p in parsed] + [-1], dtype=np.int64)
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)

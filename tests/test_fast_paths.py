@@ -11,7 +11,8 @@ bytes, odd labels) because those are where a vectorized short-cut and a line-by-
 4. the dense lookup tables of `structperc.features.FeatureIndex` against the sorted-table search;
 5. the compiled decoder (`structperc.kernels.decode_corpus`) against the numpy decoder.
 
-Divergences that are real bugs are kept as strict xfails (see their reasons).
+Three divergences found this way (ASCII separators \x1c-\x1f, CoNLL-U pieces without words, L/U
+labels read as IOBES) were fixed; their inputs stay below as plain regression tests.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structperc import features, kernels
@@ -77,7 +78,7 @@ def _join(draw, lines: list[str]) -> str:
 
 # --------------------------------------------------------------------------- 1. CoNLL columns
 _TOKEN_CHARS = list("abzXYZ09.,:-_#/éßÖжΩ北京")
-_EXOTIC_WS = ["\u3000", "\xa0", "\x85", "\u2028", "\u2029", "\u2009", "\u1680", "\u202f", "\u205f"]
+_EXOTIC_WS = ["\x1c", "\x1f", "\u3000", "\xa0", "\x85", "\u2028", "\u2029", "\u2009", "\u1680", "\u202f", "\u205f"]
 #: ASCII whitespace as both ``bytes.split`` and ``str.split`` see it (``\r`` alone, not before ``\n``).
 _SEPS = [" ", " ", "\t", "\t", "  ", " \t", "\x0b", "\x0c", "\r"]
 _BLANKS = ["", "", "", " ", "\t", " \t ", "\x0b", "\x0c ", "\r", "\u3000", "\xa0 "]
@@ -225,13 +226,8 @@ def test_ascii_separator_characters_reference(data, columns, expected):
         assert _read_conll(data, columns, (), False) == expected
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: _parse_fast counts fields with numpy over the bytes (whitespace = bytes 9-13 and 32) but "
-    "splits them with str.split(), which also splits at the ASCII separators \\x1c-\\x1f; the "
-    "fallback check for such characters (_OTHER_WS) is skipped when the piece is ASCII, so fields "
-    "shift between columns, sentences get wrong lengths or a wrong width error is raised"))
 @pytest.mark.parametrize("data, columns, expected", _SEPARATOR_CASES)
-def test_ascii_separator_characters_bug(data, columns, expected):
+def test_ascii_separator_characters_regression(data, columns, expected):
     """The fast path on the same inputs (its property above leaves these characters out)."""
     assert _read_conll(data, columns, (), False) == expected
 
@@ -279,26 +275,6 @@ def _read_conllu(data, keep_lines):
     return _view(out)
 
 
-def _piece_without_words(data: bytes) -> bool:
-    """Whether some piece (at the current `conll._PIECE`) reaches the crash of
-    `test_conllu_piece_without_words_bug`: regular token lines (9 tabs, ids of multi-word tokens or
-    empty nodes) but not one word line. Such inputs are left out of the property so that it keeps
-    checking everything else; the xfail pins the bug itself."""
-    for first, piece in conll.read_sentence_pieces(io.BytesIO(data)):
-        if first == 1 and piece.startswith(BOM):
-            piece = piece[3:]
-        try:
-            lines = piece.replace(b"\r\n", b"\n").decode("utf-8").split("\n")
-        except UnicodeDecodeError:
-            continue
-        rows = [ln for ln in lines if ln and not ln.isspace() and not ln.startswith(("#", "-DOCSTART-"))]
-        ids = [ln.split("\t")[0] for ln in rows]
-        if rows and all(ln.count("\t") == 9 for ln in rows) and \
-                not any(i.isdigit() for i in ids) and all("-" in i or "." in i for i in ids):
-            return True
-    return False
-
-
 @settings(max_examples=400, **FAST)
 @given(data=conllu_files(), piece=_piece_sizes(), keep_lines=st.booleans())
 def test_conllu_fast_path_equals_line_by_line(data, piece, keep_lines):
@@ -310,7 +286,6 @@ def test_conllu_fast_path_equals_line_by_line(data, piece, keep_lines):
     """
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(conll, "_PIECE", piece)
-        assume(not _piece_without_words(data))  # known bug, see the xfail below
         fast = _read_conllu(data, keep_lines)
         mp.setattr(conll, "_conllu_fast", lambda *a: None)
         slow = _read_conllu(data, keep_lines)
@@ -345,13 +320,8 @@ def test_conllu_piece_without_words_reference(lines, piece, expected):
     assert _conllu_words(("\n".join(lines) + "\n").encode(), piece, False) == expected
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: _conllu_fast raises IndexError ('index 0 is out of bounds for axis 0 with size 0', at "
-    "first_of_block[word][begin]) on a piece whose token lines are all multi-word tokens or empty "
-    "nodes (no word line): with the default piece size, a file holding only such lines; with any "
-    "piece size, a piece cut around such a sentence. _conllu_blocks returns no sentence for it"))
 @pytest.mark.parametrize("lines, piece, expected", _NO_WORD_CASES)
-def test_conllu_piece_without_words_bug(lines, piece, expected):
+def test_conllu_piece_without_words_regression(lines, piece, expected):
     """The fast path on the same inputs (its property above leaves such pieces out)."""
     assert _conllu_words(("\n".join(lines) + "\n").encode(), piece, True) == expected
 
@@ -421,7 +391,7 @@ def test_ids_to_iob2_equals_convert_flat(source, data):
 @settings(max_examples=300, **FAST)
 @given(data=st.data())
 def test_ids_to_iob2_equals_convert_flat_iobes(data):
-    """As above for IOBES models, with the IOBES letters (B, I, E, S); L and U: see the xfail below."""
+    """As above for IOBES models, with the IOBES letters (B, I, E, S); L and U: see the regression test below."""
     labels, ids, sent_ptr = data.draw(predictions("BIES"))
     _check_iob2(labels, ids, sent_ptr, "iobes")
 
@@ -455,12 +425,8 @@ def test_iobes_with_bilou_letters_reference(labels, expected):
     assert convert_flat(labels, np.array([0, 2]), "iobes", "iob2") == expected
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "BUG: ids_to_iob2 maps L/U to E/S (_PREFIX_CODE) for every source scheme, but convert() does that "
-    "only for source 'bilou'; for source 'iobes' convert reads L-/U- as a continuation (like I-), so "
-    "e.g. ['B-X', 'U-X'] -> convert_flat ['B-X', 'I-X'] but ids_to_iob2 ['B-X', 'B-X']"))
 @pytest.mark.parametrize("labels, expected", _LU_CASES)
-def test_ids_to_iob2_iobes_with_bilou_letters_bug(labels, expected):
+def test_ids_to_iob2_iobes_with_bilou_letters_regression(labels, expected):
     assert ids_to_iob2(np.array([0, 1], dtype=np.int32), np.array([0, 2]), labels, "iobes") == expected
 
 

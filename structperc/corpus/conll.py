@@ -221,6 +221,8 @@ class _ColumnParser:
         if not data.isascii() and _OTHER_WS.search(text):
             return None
         arr = np.frombuffer(data, dtype=np.uint8)
+        if ((arr - np.uint8(0x1c)) < 4).any():  # \x1c-\x1f: whitespace to str.split, not to bytes
+            return None
         newlines = np.flatnonzero(arr == 10)
         ws = _WS_BYTES[arr]
         starts = ~ws
@@ -463,6 +465,8 @@ def _conllu_fast(first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
     if not word.all():  # multi-word tokens (1-2) and empty nodes (8.1); any other ID: a closer look
         if not all("-" in i or "." in i for i in itertools.compress(ids, (~word).tolist())):
             return None
+    if not word.any():  # only multi-word tokens and empty nodes: no sentence here
+        return _Parsed.empty(len(CONLLU_COLUMNS))
     block = np.cumsum(blank)[rows]                        # block id of every token line
     block_begin = np.r_[True, block[1:] != block[:-1]]
     first_of_block = rows[np.maximum.accumulate(np.where(block_begin, np.arange(len(rows)), 0))]
