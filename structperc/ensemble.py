@@ -6,9 +6,10 @@ weight matrices line up attribute for attribute and their mean is an ordinary mo
 the same decoding speed, saved and loaded like any other. Averaging linear scorers averages their
 scores, so the mean model is the (score-averaging) ensemble of its members.
 
-On CoNLL-2002 Spanish the members differ by about ±0.4 F1 on the development set from the order of
-the training sentences alone; their mean is above each of them (see `tests/test_ensemble.py` and the
-floor test in `tests/test_corpus_floors.py`).
+Measured on CoNLL-2002 Spanish (``ner`` preset, 8 epochs, esp.testa entity F1): eight members that
+differ only in their seed score 77.42–78.40 (mean 77.90); the average of the first 2, 4 and 8 of them
+scores 78.05, 77.91 and 78.01. Averaging removes the seed lottery rather than adding accuracy, so the
+``ner`` task does not use it by default; it costs one training per member.
 
 Usage::
 

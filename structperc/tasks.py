@@ -36,7 +36,9 @@ class Task:
 TASKS: dict[str, Task] = {
     "chunk": Task("chunk", ("word", "pos", "chunk"), "chunk", "chunk", "iob2", "span", True, 10,
                   encoding="iobes"),
-    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 20, encoding="iobes",
+    # 8 epochs: the best mean dev F1 of the ner preset over seeds 0-7 on esp.testa (77.64); on ned.testa
+    # the curve is flat from 8 to 17 epochs (77.42 at 8, best 77.52 at 13, seeds 0-3)
+    "ner": Task("ner", ("word", "pos", "ner"), "ner", "ner", "iob2", "span", True, 8, encoding="iobes",
                 gazetteer=True),
     "pos": Task("pos", tuple(CONLLU_COLUMNS), "upos", "pos", "none", "accuracy", False, 20),
     "cws": Task("cws", ("char", "lexb", "lexe", "lexm", "tag"), "tag", "cws", "bmes", "words", True, 10),

@@ -88,7 +88,19 @@ def test_ud_ewt_upos_floor():
 @pytest.mark.corpus
 def test_conll2002_spanish_ner_floor():
     train, test = _files("conll2002", "esp.train", "esp.testb")
-    tagger = Tagger.train(str(train), task="ner", epochs=7, seed=0)  # 7: best on esp.testa
+    # 8 epochs: the best mean esp.testa F1 of the ner preset over seeds 0-7 (77.64); the preset's
+    # templates were chosen on esp.testa too, never on esp.testb
+    tagger = Tagger.train(str(train), task="ner", epochs=8, seed=0)
     f1 = tagger.score(str(test))
-    # measured 0.7969 (the target is 0.80, not reached yet); this floor guards what we have
-    assert f1 >= 0.790, f"CoNLL-2002 esp.testb F1 {f1:.4f} < 0.790"
+    # measured 0.8049 (esp.testa 0.7797); the earlier preset gave 0.7969 at 7 epochs
+    assert f1 >= 0.800, f"CoNLL-2002 esp.testb F1 {f1:.4f} < 0.800"
+
+
+@pytest.mark.corpus
+def test_conll2002_dutch_ner_floor():
+    train, test = _files("conll2002", "ned.train", "ned.testb")
+    # 13 epochs: the best mean ned.testa F1 of the ner preset over seeds 0-3 (77.52)
+    tagger = Tagger.train(str(train), task="ner", epochs=13, seed=0)
+    f1 = tagger.score(str(test))
+    # measured 0.8126 (ned.testa 0.7780); the earlier preset gave 0.8097 at 20 epochs
+    assert f1 >= 0.805, f"CoNLL-2002 ned.testb F1 {f1:.4f} < 0.805"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -15,7 +16,8 @@ from structperc.corpus.columns import Corpus
 from structperc.corpus.conll import CONLLU_COLUMNS
 from structperc.errors import InputError
 from structperc.features import FeatureIndex
-from structperc.gazetteer import GAZ_COLUMN, MAX_ENTITY_TOKENS, Gazetteer, add_column, entities, jackknifed
+from structperc.gazetteer import (CASE_COLUMN, DOC_COLUMN, GAZ_COLUMN, MAX_ENTITY_TOKENS, Gazetteer,
+                                  add_column, case_column, case_counts, doc_roles, entities, jackknifed)
 from structperc.labels import valid_sequence
 from structperc.tasks import TASKS, get_task
 from structperc.templates import NER, optional_columns_dropped, parse_templates, preset
@@ -75,7 +77,7 @@ def test_task_overrides():
     assert t.columns == ("word", "ner") and t.epochs == 3 and not t.constrained
     assert t.scheme == "iob2"                    # None overrides nothing
     assert get_task("ner", encoding="iob2").model_scheme == "iob2"
-    assert TASKS["ner"].epochs == 20             # the preset itself is untouched
+    assert TASKS["ner"].epochs == 8              # the preset itself is untouched
 
 
 def test_unknown_task():
@@ -215,6 +217,81 @@ def test_jackknifed_many_sentences_unique_entities_never_marked():
     assert len(full.types) == 26
 
 
+def test_gazetteer_reads_entity_lists_of_older_models():
+    g = Gazetteer.from_json([[["banco", "de", "españa"], "ORG"], [["madrid"], "LOC"]])
+    assert g.types == {("banco", "de", "españa"): "ORG", ("madrid",): "LOC"} and g.max_len == 3
+    assert g.case == {}
+    corpus = Corpus.from_sentences([["El", "Banco", "de", "España"]])
+    out = add_column(corpus, g, "word")
+    assert out.columns[GAZ_COLUMN] == ["O", "B-ORG", "I-ORG", "I-ORG"]
+    assert out.columns[CASE_COLUMN] == ["U^", "U", "-", "U"]     # no counts: every word unseen
+
+
+# ------------------------------------------------------------------ document roles (doc column)
+def test_doc_roles_of_capitalised_words():
+    sents = [["Ayer", "habló", "Víctor", "Castaño", "en", "Madrid", "."],
+             ["Lo", "de", "Castaño", "fue", "grande", "y", "Madrid", "aplaudió"],
+             ["La", "Real", "Sociedad", "de", "Madrid", "y", "la", "sociedad", "civil"],
+             ["Sociedad", "!"]]
+    roles = doc_roles(Corpus.from_sentences(sents), "word")
+    by_sent = Corpus.from_sentences(sents).with_column(DOC_COLUMN, roles)
+    doc = list(by_sent.sentences(DOC_COLUMN))
+    assert doc[0] == ["0", "-", "0", "S", "-", "S", "-"]   # Castaño, Madrid: alone in sentence 1
+    assert doc[1][2] == "L"                                # ... but last of "Víctor Castaño" earlier
+    assert doc[1][6] == "S"                                # Madrid alone elsewhere
+    # Sociedad: "sociedad" in lowercase nearby; the sentence-initial "Sociedad" of sentence 4 is no
+    # evidence (every first word is capitalised) ...
+    assert doc[2][1:3] == ["0", "l"]
+    assert doc[2][4] == "S"
+    assert doc[3][0] == "Ll"                               # ... but it is described by the others
+    assert doc[2][0] == "l"                                # La: "la" in lowercase in its own sentence
+    assert all(d == "-" for d, w in zip(roles, by_sent.columns["word"]) if not w[:1].isupper())
+
+
+def test_doc_roles_window_is_counted_in_sentences():
+    sents = [["Pedro", "Gómez", "llegó"]] + [["nada"]] * 3 + [["con", "Gómez"]]
+    c = Corpus.from_sentences(sents)
+    assert doc_roles(c, "word", window=4)[1] == "S" and doc_roles(c, "word", window=4)[-1] == "L"
+    assert doc_roles(c, "word", window=3)[1] == "0" and doc_roles(c, "word", window=3)[-1] == "0"
+    one = Corpus.from_sentences([["Gómez", "y", "Gómez"]])     # the other occurrence, same sentence
+    assert doc_roles(one, "word") == ["S", "-", "0"]
+    assert doc_roles(Corpus.from_sentences([[]]), "word") == []
+
+
+# ---------------------------------------------------------------- training capitalisation (case)
+def test_case_counts_and_column():
+    train = Corpus.from_sentences([["El", "banco", "de", "El", "Salvador"], ["Banco", "Central", "y", "el",
+                                                                             "banco", "."]])
+    counts = case_counts(train, "word")
+    # sentence-initial capitals are not counted; words with no letters are left out
+    assert counts == {"el": (1, 1), "banco": (2, 0), "de": (1, 0), "salvador": (0, 1),
+                      "central": (0, 1), "y": (1, 0)}
+    test = Corpus.from_sentences([["Banco", "Salvador", "Nuevo", "El", "EL", "x"]])
+    assert case_column(test, "word", counts) == ["L^", "C", "U", "M", "M", "-"]
+
+
+def test_jackknifed_case_hides_a_sentences_own_spelling():
+    sents = [[("Aquí", "RG", "O"), ("Quilmes", "NP", "B-ORG")]] + \
+        [[("Aquí", "RG", "O"), ("el", "DA", "O"), ("Banco", "NP", "B-ORG")] for _ in range(19)] + \
+        [[("un", "DI", "O"), ("banco", "NC", "O")]]
+    out, full = jackknifed(_ner_corpus(sents), "word", "ner", "iob2", 10, 0)
+    case = list(out.sentences(CASE_COLUMN))
+    assert case[0] == ["U^", "U"]        # Quilmes: only in its own sentence, so unseen there
+    assert full.case["quilmes"] == (0, 1) and full.case["banco"] == (1, 19)
+    # Banco: capitalised in the other folds, and in lowercase there unless "un banco" shares its fold
+    fold_of = np.random.default_rng(0).permutation(len(sents)) % 10
+    assert [c[2] for c in case[1:20]] == ["C" if fold_of[i] == fold_of[20] else "M" for i in range(1, 20)]
+    assert {c[2] for c in case[1:20]} == {"C", "M"}
+    assert case[20] == ["-", "-"]
+    test = add_column(_ner_corpus(sents[:1]), full, "word")
+    assert test.columns[CASE_COLUMN] == ["U^", "C"]       # at test time: the full counts
+    again = Gazetteer.from_json(json.loads(json.dumps(full.to_json())))
+    assert again.case == full.case and again.types == full.types
+    # continued training adds the counts to those of the earlier gazetteer
+    _, more = jackknifed(_ner_corpus(sents[:1]), "word", "ner", "iob2", 10, 0, base=full)
+    assert more.case["quilmes"] == (0, 2) and more.case["banco"] == (1, 19)
+
+
 @pytest.fixture(scope="module")
 def ner_tagger():
     return Tagger.train(ner_pairs(), ner_tags(), task="ner", epochs=10, seed=0)
@@ -238,6 +315,17 @@ def test_ner_gazetteer_saved_and_loaded(ner_tagger, tmp_path):
     assert loaded.predict(new) == ner_tagger.predict(new)
     assert loaded.predict(ner_pairs()) == ner_tags()
     assert loaded.evaluate(ner_pairs(), ner_tags()) == ner_tagger.evaluate(ner_pairs(), ner_tags())
+
+
+def test_ner_preset_reads_the_added_columns(ner_tagger):
+    for line in ("gaz[0]", "case[0]", "doc[0]", "y[-1]|y[0]|case[0]", "doc[0]|shortshape(w[0])"):
+        assert line in ner_tagger.template_lines_
+    assert {"gaz", "case", "doc"} <= set(ner_tagger.features_.columns)
+    corpus = ner_tagger._with_gazetteer(ner_tagger._corpus([[("Hoy", "RG"), ("Madrid", "NP")],
+                                                            [("María", "NP")]], None, need_tags=False))
+    # María only starts training sentences, where capitals say nothing: unseen
+    assert corpus.columns[CASE_COLUMN] == ["U^", "C", "U^"]
+    assert corpus.columns[DOC_COLUMN] == ["0", "0", "0"]
 
 
 def test_ner_without_gaz_template_stores_no_gazetteer():
