@@ -53,9 +53,13 @@ class Weights:
         _gather_sum(self.state, ids, out)
         return out
 
+    def base_transitions(self) -> np.ndarray:
+        """Unconditioned transition scores with the scheme's mask applied, (L + 1, L) float32."""
+        return (self.trans + self.mask).astype(np.float32)
+
     def transition_scores(self, ids: np.ndarray) -> np.ndarray:
         """Per-token transition scores (n, L + 1, L), or the shared (L + 1, L) matrix if unconditioned."""
-        base = (self.trans + self.mask).astype(np.float32)
+        base = self.base_transitions()
         if ids.shape[1] == 0:
             return base
         L = self.n_labels
@@ -99,7 +103,7 @@ class Weights:
         if kernels.mode() != "aot":
             return False
         c = np.ascontiguousarray
-        base = (self.trans + self.mask).astype(np.float32)
+        base = self.base_transitions()
         return kernels.decode_corpus(
             c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32),
             c(feats.sent_ptr, dtype=np.int64), c(self.state, dtype=np.float32), base,

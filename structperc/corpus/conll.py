@@ -171,6 +171,33 @@ def _source_name(path) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
+def _decoded_piece(first: int, data: bytes) -> tuple[bytes, str] | None:
+    """A piece as both fast parsers read it: BOM (file start only) and CR of CRLF removed, ending
+    with a newline, and its text; None if it is not UTF-8 (the line-by-line path names the line)."""
+    if first == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n")
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    try:
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _pick(lines: list[str], rows: np.ndarray) -> list[str]:
+    """``[lines[i] for i in rows]`` in C (``itemgetter``), for one row as for many."""
+    picked = operator.itemgetter(*rows.tolist())(lines)
+    return [picked] if len(rows) == 1 else list(picked)
+
+
+def _split_by_lengths(items: list, lengths: list[int]) -> list[list]:
+    """Consecutive slices of ``items`` with the given lengths (raw lines per sentence)."""
+    ends = np.cumsum(lengths).tolist()
+    return [items[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+
 class _ColumnParser:
     """Turns a CoNLL column file into a `Corpus`, checking that every line has the same width.
 
@@ -208,16 +235,10 @@ class _ColumnParser:
         return self.parse_blocks(_blocks(enumerate(lines, first), False), keep_lines)
 
     def _parse_fast(self, first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
-        if first == 1 and data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        if b"\r" in data:
-            data = data.replace(b"\r\n", b"\n")
-        if not data.endswith(b"\n"):
-            data += b"\n"
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
+        decoded = _decoded_piece(first, data)
+        if decoded is None:
             return None
+        data, text = decoded
         if not data.isascii() and _OTHER_WS.search(text):
             return None
         arr = np.frombuffer(data, dtype=np.uint8)
@@ -252,11 +273,7 @@ class _ColumnParser:
         lengths = np.diff(np.r_[begin, len(rows)]).tolist()
         raw = None
         if keep_lines:
-            lines = text.split("\n")
-            kept = operator.itemgetter(*rows.tolist())(lines)
-            kept = [kept] if len(rows) == 1 else list(kept)
-            ends = np.cumsum(lengths).tolist()
-            raw = [kept[a:b] for a, b in zip([0] + ends[:-1], ends)]
+            raw = _split_by_lengths(_pick(text.split("\n"), rows), lengths)
         return _Parsed(values, lengths, (first + rows[begin]).tolist(), raw)
 
     def parse_blocks(self, blocks: Iterable[tuple[int, list[str]]], keep_lines: bool) -> "_Parsed":
@@ -430,17 +447,12 @@ def _conllu_fast(first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
     """`_conllu_blocks` for a regular piece: one C-level pass per question over the piece's lines
     (``map`` of str methods) instead of Python code per line; None where anything needs a closer
     look, which the line-by-line parser then reports."""
-    if first == 1 and data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
+    decoded = _decoded_piece(first, data)
+    if decoded is None:
         return None
+    text = decoded[1]
     lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    lines.pop()  # the empty string after the final newline
     n = len(lines)
     if not n:
         return _Parsed.empty(len(CONLLU_COLUMNS))
@@ -454,8 +466,7 @@ def _conllu_fast(first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
     rows = np.flatnonzero(token)
     if not len(rows):
         return _Parsed.empty(len(CONLLU_COLUMNS))
-    kept = operator.itemgetter(*rows.tolist())(lines)
-    kept = [kept] if len(rows) == 1 else list(kept)
+    kept = _pick(lines, rows)
     tabs = np.fromiter(map(str.count, kept, itertools.repeat("\t")), dtype=np.int64, count=len(kept))
     if (tabs != 9).any():
         return None
@@ -480,8 +491,7 @@ def _conllu_fast(first: int, data: bytes, keep_lines: bool) -> "_Parsed | None":
     values = [fields[i::10] for i in range(10)]
     raw = None
     if keep_lines:
-        ends = np.cumsum(lengths).tolist()
-        raw = [kept[a:b] for a, b in zip([0] + ends[:-1], ends)]
+        raw = _split_by_lengths(kept, lengths)
     starts_out = (first + first_of_block[word][begin]).tolist()
     return _Parsed(values, lengths, starts_out, raw)
 
