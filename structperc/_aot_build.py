@@ -1,44 +1,52 @@
 """Build step: compile the numba kernels ahead of time into ``structperc._aot`` (numba's ``pycc``).
 
 Run by `pip install` through the ``build_py`` command named in ``pyproject.toml``; also runnable by
-hand after editing a kernel in an editable install: ``python -m structperc._aot_build``. A failed build
+hand after editing a kernel in an editable install: ``python -m structperc._aot_build [GROUP...]``
+(groups: `structperc.kernels.GROUPS`). A failed build
 (no C compiler, a numba without ``pycc``) only warns: `structperc.kernels` then uses the JIT.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from pathlib import Path
+from typing import Sequence
 
 from setuptools.command.build_py import build_py as _build_py
 
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def compile_kernels(output_dir: str | Path) -> Path:
-    """Compile every function in the kernel modules' ``AOT_EXPORTS`` into ``output_dir/_aot*.so``."""
+def compile_kernels(output_dir: str | Path, groups: Sequence[str] | None = None) -> list[Path]:
+    """Compile every function in each group's kernel modules' ``AOT_EXPORTS`` into
+    ``output_dir/<group>*.so`` (all groups of `structperc.kernels.GROUPS` by default)."""
     root = str(_PACKAGE.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
     from numba.pycc import CC
 
-    from structperc import kernels, tag_kernels, train_kernels
+    from structperc import kernels
 
-    cc = CC("_aot")
-    cc.output_dir = str(output_dir)
-    cc.verbose = False
-    # Built at install time on the machine that runs it: use its instruction set (AVX and all).
-    cc.target_cpu = "host"
-    for module in (train_kernels, tag_kernels):
-        for name, signature in module.AOT_EXPORTS.items():
-            cc.export(name, signature)(getattr(module, name).py_func)
-    namespace: dict = {}
-    exec(f"def source_digest():\n    return {kernels.source_digest(_PACKAGE)}", namespace)
-    cc.export("source_digest", "i8()")(namespace["source_digest"])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pycc's deprecation notice
-        cc.compile()
-    return Path(cc.output_file) if hasattr(cc, "output_file") else Path(output_dir)
+    built = []
+    for group in groups or kernels.GROUPS:
+        cc = CC(group)
+        cc.output_dir = str(output_dir)
+        cc.verbose = False
+        # Built at install time on the machine that runs it: use its instruction set (AVX and all).
+        cc.target_cpu = "host"
+        for module_name in kernels.GROUPS[group]:
+            module = importlib.import_module(f"structperc.{module_name}")
+            for name, signature in module.AOT_EXPORTS.items():
+                cc.export(name, signature)(getattr(module, name).py_func)
+        namespace: dict = {}
+        exec(f"def source_digest():\n    return {kernels.source_digest(_PACKAGE, group)}", namespace)
+        cc.export("source_digest", "i8()")(namespace["source_digest"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pycc's deprecation notice
+            cc.compile()
+        built.append(Path(output_dir) / group)
+    return built
 
 
 class build_py(_build_py):
@@ -54,4 +62,5 @@ class build_py(_build_py):
 
 
 if __name__ == "__main__":
-    print(compile_kernels(_PACKAGE))
+    for path in compile_kernels(_PACKAGE, sys.argv[1:] or None):
+        print(path)

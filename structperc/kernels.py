@@ -1,7 +1,9 @@
 """Which compiled kernels run: the ahead-of-time build when it matches the source, else numba's JIT.
 
-`pip install` compiles `structperc.train_kernels` and `structperc.tag_kernels` ahead of time into the
-extension module ``structperc._aot`` (numba's ``pycc``, see `structperc._aot_build`). Loading that
+`pip install` compiles the kernel modules ahead of time into extension modules (numba's ``pycc``, see
+`structperc._aot_build`): `structperc.train_kernels` and `structperc.tag_kernels` into ``structperc._aot``,
+`structperc.read_kernels` into ``structperc._aot_read`` (one extension per group, so a group can be
+rebuilt without the other). Loading that
 module costs what loading any small extension costs: no numba, no LLVM in the process. That is worth
 ~0.3 s of start-up and ~90 MiB of resident memory (measured: ``python -c "import numba"`` peaks at
 93 MB, ``import numpy`` at 27 MB), which dominate `structperc tag` on a small file and the peak
@@ -14,38 +16,53 @@ can never disagree silently. ``STRUCTPERC_KERNELS=jit`` forces the JIT (the test
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from pathlib import Path
 from types import ModuleType
 
-_SOURCES = ("train_kernels.py", "tag_kernels.py")
+#: Ahead-of-time extension modules and the kernel modules each is compiled from.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "_aot": ("train_kernels", "tag_kernels"),
+    "_aot_read": ("read_kernels",),
+}
 
 
-def source_digest(root: str | os.PathLike | None = None) -> int:
-    """A 60-bit digest of the kernel sources (what the ahead-of-time build was compiled from)."""
+def source_digest(root: str | os.PathLike | None = None, group: str = "_aot") -> int:
+    """A 60-bit digest of a group's kernel sources (what its ahead-of-time build was compiled from)."""
     root = Path(root) if root is not None else Path(__file__).parent
     h = hashlib.sha256()
-    for name in _SOURCES:
-        h.update((root / name).read_bytes())
+    for name in GROUPS[group]:
+        h.update((root / f"{name}.py").read_bytes())
     return int(h.hexdigest()[:15], 16)
 
 
-def _load_aot() -> ModuleType | None:
+def _load_aot(group: str = "_aot") -> ModuleType | None:
     if os.environ.get("STRUCTPERC_KERNELS", "").lower() == "jit":
         return None
     try:
-        from structperc import _aot  # type: ignore[attr-defined]
+        module = importlib.import_module(f"structperc.{group}")
     except ImportError:
         return None
     try:
-        if _aot.source_digest() != source_digest():
+        if module.source_digest() != source_digest(group=group):
             return None
     except (AttributeError, OSError):
         return None
-    return _aot
+    return module
 
 
-_AOT = _load_aot()
+_AOT = _load_aot("_aot")
+_AOT_READ = _load_aot("_aot_read")
+
+
+def aot(name: str):
+    """The ahead-of-time build of kernel ``name`` from any current group, or None (no JIT fallback:
+    callers that must not pay numba's start-up keep a numpy or Python path of their own)."""
+    for module in (_AOT, _AOT_READ):
+        if module is not None and hasattr(module, name):
+            return getattr(module, name)
+    return None
 
 
 def mode() -> str:

@@ -96,7 +96,7 @@ def test_decode_corpus_aot_equals_jit_and_numpy(KT):
 
 def test_stale_build_is_ignored(monkeypatch):
     """An editable install whose kernel sources changed after the build must not run the old code."""
-    monkeypatch.setattr(kernels, "source_digest", lambda root=None: -1)
+    monkeypatch.setattr(kernels, "source_digest", lambda root=None, group="_aot": -1)
     assert kernels._load_aot() is None
 
 
@@ -113,6 +113,7 @@ def test_source_digest_covers_both_kernel_files(tmp_path):
         (tmp_path / name).write_bytes((src / name).read_bytes())
     before = kernels.source_digest(tmp_path)
     assert before == kernels.source_digest(src)
+    assert kernels.source_digest(src, "_aot_read") != before  # groups are built and checked apart
     (tmp_path / "tag_kernels.py").write_bytes((src / "tag_kernels.py").read_bytes() + b"\n# edit\n")
     assert kernels.source_digest(tmp_path) != before
 
