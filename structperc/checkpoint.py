@@ -1,6 +1,6 @@
 """Training checkpoints: the full trainer state after an epoch, so a killed run can resume exactly.
 
-A checkpoint holds the raw weights and averaging sums, the instance counter, the epoch, the RNG state
+A checkpoint holds the feature set (state pairs), the raw weights and averaging sums, the instance counter, the epoch, the RNG state
 and the best dev epoch so far. Features are not stored: they are rebuilt deterministically from the
 same data and templates, and a fingerprint (templates, labels, attribute counts, data hashes, seed)
 makes sure a checkpoint is only resumed with the run it came from.
@@ -24,8 +24,10 @@ _RAW = ("W", "U", "Wt", "Ut", "Wc", "Uc")
 def save_checkpoint(directory: str | os.PathLike, state: PerceptronState, fingerprint: dict) -> Path:
     """Write ``state`` atomically to ``directory/checkpoint.zip``."""
     arrays = {name: getattr(state, name) for name in _RAW}
+    arrays.update(ptr=state.ptr, labels=state.labels, active=state.active)
     if state.best is not None:
-        arrays.update(best_state=state.best.state, best_trans=state.best.trans, best_cond=state.best.cond)
+        arrays.update(best_state=state.best.sparse.values, best_trans=state.best.trans,
+                      best_cond=state.best.cond)
     meta = {"kind": "checkpoint", "c": state.c, "epoch": state.epoch,
             "rng_state": state.rng_state, "best_score": state.best_score,
             "best_epoch": state.best_epoch, "fingerprint": fingerprint}
@@ -49,9 +51,11 @@ def load_checkpoint(directory: str | os.PathLike, fingerprint: dict, mask: np.nd
     try:
         state = PerceptronState(*(arrays[name] for name in _RAW), c=int(meta["c"]),
                                 epoch=int(meta["epoch"]), rng_state=meta["rng_state"],
-                                best_score=meta["best_score"], best_epoch=int(meta["best_epoch"]))
+                                best_score=meta["best_score"], best_epoch=int(meta["best_epoch"]),
+                                ptr=arrays["ptr"], labels=arrays["labels"], active=arrays["active"])
         if "best_state" in arrays:
-            state.best = Weights(arrays["best_state"], arrays["best_trans"], arrays["best_cond"], mask, end)
+            state.best = Weights(state.pairs.with_values(arrays["best_state"]), arrays["best_trans"],
+                                 arrays["best_cond"], mask, end)
     except (KeyError, TypeError, ValueError) as exc:
         raise ModelFormatError(f"{path}: damaged checkpoint ({exc})") from None
     return state

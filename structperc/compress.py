@@ -1,6 +1,6 @@
 """Model compression: keep the attributes whose weights matter, drop the rest (issue 6).
 
-An attribute's importance is the L2 norm of its weights: the row ``state[a]`` (one weight per label)
+An attribute's importance is the L2 norm of its weights: its state pairs (a weight per label it has)
 for a state attribute, the slice ``cond[a]`` ((L + 1) · L transition weights) for an attribute of a
 ``y[-1]|y[0]|…`` template. Compression keeps either the top fraction ``keep`` of each kind, or those
 with norm > ``threshold``, then:
@@ -44,10 +44,9 @@ def n_kept(keep: float, n: int) -> int:
 def attribute_norms(weights: Weights) -> tuple[np.ndarray, np.ndarray]:
     """L2 norms (float64) of the state rows and of the conditioned-transition slices, without the
     trailing zero row/slice."""
-    state = weights.state[:-1].astype(np.float64)
     cond = weights.cond[:-1].astype(np.float64)
     cond = cond.reshape(len(cond), int(np.prod(cond.shape[1:])))
-    return np.sqrt((state * state).sum(axis=1)), np.sqrt((cond * cond).sum(axis=1))
+    return weights.sparse.row_norms(), np.sqrt((cond * cond).sum(axis=1))
 
 
 def _top(norms: np.ndarray, keep: float) -> np.ndarray:
@@ -179,7 +178,7 @@ def compress(tagger: Any, *, keep: float | None = None, threshold: float | None 
     if prune_vocabulary:
         vocab_before, vocab_after = _prune_vocabularies(fi)
     out.features_ = fi
-    out.weights_ = Weights(with_zero_row(w.state[:-1][keep_state]), w.trans.copy(),
+    out.weights_ = Weights(w.sparse.select(keep_state), w.trans.copy(),
                            with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy())
     if fi.n_state_attributes != int(keep_state.sum()) or \
             fi.n_transition_attributes != int(keep_trans.sum()):  # pragma: no cover - guards prune()

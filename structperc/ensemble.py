@@ -25,6 +25,7 @@ import numpy as np
 
 from structperc.features import FeatureIndex, Features
 from structperc.model import Weights
+from structperc.state_weights import StateWeights, feature_set
 from structperc.tagger import Tagger
 from structperc.templates import optional_columns_dropped, parse_templates
 from structperc.trainer import PerceptronState, train_perceptron
@@ -36,7 +37,7 @@ def average_weights(members: Sequence[Weights]) -> Weights:
         raise ValueError("no weights to average")
     first = members[0]
     for w in members[1:]:
-        if w.state.shape != first.state.shape or w.cond.shape != first.cond.shape \
+        if w.sparse.shape != first.sparse.shape or w.cond.shape != first.cond.shape \
                 or w.trans.shape != first.trans.shape:
             raise ValueError("members have different attributes or labels; train them on the same "
                              "features")
@@ -47,8 +48,12 @@ def average_weights(members: Sequence[Weights]) -> Weights:
         for a in arrays:
             out += a
         return (out / n).astype(np.float32)
-    return Weights(mean([w.state for w in members]), mean([w.trans for w in members]),
-                   mean([w.cond for w in members]), first.mask, first.end)
+    if all(w.sparse.same_pairs(first.sparse) for w in members[1:]):
+        state = first.sparse.with_values(mean([w.sparse.values for w in members]))
+    else:  # feature sets differ (members saved without their zero weights): average densely
+        state = StateWeights.from_dense(mean([w.sparse.to_dense() for w in members]))
+    return Weights(state, mean([w.trans for w in members]), mean([w.cond for w in members]),
+                   first.mask, first.end)
 
 
 def _training_features(tagger: Tagger, X: Any, y: Any) -> tuple[Features, np.ndarray]:
@@ -84,9 +89,11 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     feats, labels = _training_features(tagger, X, y)
     mask, end = tagger._masks()
     n_labels = len(tagger.labels_)
+    pairs = feature_set(getattr(tagger, "feature_set", "all"), feats.state, labels,
+                        tagger.features_.n_state_attributes, n_labels)
     for seed in seeds:
         state = PerceptronState.zeros(tagger.features_.n_state_attributes,
-                                      tagger.features_.n_transition_attributes, n_labels)
+                                      tagger.features_.n_transition_attributes, n_labels, pairs)
         for e in sorted(epochs):
             weights, _ = train_perceptron(feats, labels, state, mask=mask, end=end, epochs=e, seed=seed)
             yield seed, e, weights

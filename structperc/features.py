@@ -26,6 +26,9 @@ BOS, EOS = 0, 1
 _SPECIALS = ["__BOS__", "__EOS__"]
 _MAX_KEY = 2 ** 62
 RARE_MAX = 1
+#: Tokens per block when keys become ids (bounds the int64 temporaries of the lookup).
+_ID_BLOCK = 1 << 16
+
 #: Key spaces up to this size are looked up through a dense array (4 bytes per possible key).
 DENSE_KEYS = 1 << 21
 
@@ -272,21 +275,26 @@ class FeatureIndex:
             offsets = self.offsets(transition)
             mat = np.empty((corpus.n_tokens, len(group)), dtype=np.int32)
             for col, ti in enumerate(group):
-                table = self.keys[ti]
                 key = key_of(ti)
-                lut = self._dense_table(ti)
-                if lut is not None:  # small key space: one gather instead of a binary search
-                    ids = lut[key]   # key -1 reads the table's last entry, which is -1
-                    mat[:, col] = np.where(ids >= 0, ids + offsets[col], -1)
-                    continue
-                idx = np.searchsorted(table, key)
-                idx_clip = np.minimum(idx, max(len(table) - 1, 0))
-                found = (idx < len(table)) & (key >= 0)
-                if len(table):
-                    found &= table[idx_clip] == key
-                mat[:, col] = np.where(found, idx + offsets[col], -1)
+                for a in range(0, len(key), _ID_BLOCK):  # blocks: the temporaries stay small
+                    mat[a:a + _ID_BLOCK, col] = self._ids_of(ti, key[a:a + _ID_BLOCK], offsets[col])
+                del key
             mats.append(mat)
         return Features(mats[0], mats[1], corpus.sent_ptr)
+
+    def _ids_of(self, ti: int, key: np.ndarray, offset: int) -> np.ndarray:
+        """Attribute ids (``offset`` + index in template ``ti``'s table) of ``key``; -1 if absent."""
+        lut = self._dense_table(ti)
+        if lut is not None:  # small key space: one gather instead of a binary search
+            ids = lut[key]   # key -1 reads the table's last entry, which is -1
+            return np.where(ids >= 0, ids + offset, -1)
+        table = self.keys[ti]
+        idx = np.searchsorted(table, key)
+        idx_clip = np.minimum(idx, max(len(table) - 1, 0))
+        found = (idx < len(table)) & (key >= 0)
+        if len(table):
+            found &= table[idx_clip] == key
+        return np.where(found, idx + offset, -1)
 
     def _dense_table(self, ti: int) -> np.ndarray | None:
         """For a template whose keys range over at most `DENSE_KEYS` values: key → attribute index

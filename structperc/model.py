@@ -2,12 +2,13 @@
 compiled decoder is the ahead-of-time build, the fallback vectorized numpy)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from structperc.decode import viterbi_batch
 from structperc.features import Features
+from structperc.state_weights import StateWeights
 
 #: Tokens decoded per vectorized batch: bounds the (tokens, L + 1, L) transition buffer.
 BATCH_TOKENS = 8192
@@ -19,9 +20,10 @@ class Weights:
 
     Attributes
     ----------
-    state : array of float32, shape (n_state_attributes + 1, L)
-        φ_l(x_t, y_t) weights: attribute × label, row-major; the last row is all zeros and is what
-        unknown attributes (id -1) index.
+    sparse : StateWeights
+        φ_l(x_t, y_t) weights of the model's feature set of (attribute, label) pairs. A dense array
+        (n_state_attributes + 1, L) whose last row is zeros is accepted too and taken as the
+        ``"all"`` feature set; `state` gives that dense view back (built on demand).
     trans : array of float32, shape (L + 1, L)
         φ_k(y_{t-1}, y_t) weights; row L is the ``<bos>`` start state ((L+1)·L features).
     cond : array of float32, shape (n_transition_attributes + 1, L + 1, L)
@@ -33,15 +35,33 @@ class Weights:
         0 or -inf: labels a sentence may not end in.
     """
 
-    state: np.ndarray
+    sparse: StateWeights
     trans: np.ndarray
     cond: np.ndarray
     mask: np.ndarray
     end: np.ndarray
+    _dense: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sparse, StateWeights):
+            self.sparse = StateWeights.from_dense(np.asarray(self.sparse, dtype=np.float32)[:-1])
 
     @property
     def n_labels(self) -> int:
         return self.trans.shape[1]
+
+    @property
+    def state(self) -> np.ndarray:
+        """The state weights as a dense (n_state_attributes + 1, L) float32 matrix, last row zeros.
+
+        Built on demand and read-only: the model's weights are `sparse`; the dense view serves the
+        vectorized numpy decoder and inspection.
+        """
+        if self._dense is None:
+            dense = self.sparse.to_dense(zero_rows=1)
+            dense.flags.writeable = False
+            self._dense = dense
+        return self._dense
 
     def state_scores(self, ids: np.ndarray) -> np.ndarray:
         """Scores (n, L) of tokens whose attribute ids are ``ids`` (n, K); -1 ids are skipped.
@@ -104,9 +124,10 @@ class Weights:
             return False
         c = np.ascontiguousarray
         base = self.base_transitions()
+        sw = self.sparse
         return kernels.decode_corpus(
             c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32),
-            c(feats.sent_ptr, dtype=np.int64), c(self.state, dtype=np.float32), base,
+            c(feats.sent_ptr, dtype=np.int64), sw.ptr, sw.labels, sw.values, base,
             c(self.cond, dtype=np.float32), c(self.end, dtype=np.float64), out)
 
 

@@ -13,16 +13,20 @@ import os
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from structperc.errors import ModelFormatError
 
+if TYPE_CHECKING:
+    from structperc.state_weights import StateWeights
+
 FORMAT_NAME = "structperc-model"
 FORMAT_VERSION = 1
 ARCHIVE_NAME = "model.zip"
 _META = "metadata.json"
-_ALLOWED_DTYPES = {"float32", "float64", "int32", "int64", "uint8", "uint16", "bool"}
+_ALLOWED_DTYPES = {"float32", "float64", "int16", "int32", "int64", "uint8", "uint16", "bool"}
 
 
 def archive_path(path: str | os.PathLike) -> Path:
@@ -130,3 +134,32 @@ def dense_rows(parts: dict[str, np.ndarray], shape: tuple[int, ...], zero_rows: 
     rows = np.repeat(np.arange(n_rows), np.diff(indptr))
     out[rows, indices.astype(np.int64)] = values
     return out.reshape((n_rows + zero_rows,) + tuple(shape[1:]))
+
+
+def pair_arrays(weights: "StateWeights") -> dict[str, np.ndarray]:
+    """Storage of state weights: the pairs with a non-zero weight, in `sparse_rows`' layout (row
+    pointers over every attribute, label per pair, weight per pair), so files written before feature
+    sets existed read the same way."""
+    sw = weights.nonzero()
+    L = sw.n_labels
+    col_dtype = np.uint8 if L <= 256 else (np.uint16 if L <= 65536 else np.int64)
+    return {"indptr": sw.ptr, "indices": sw.labels.astype(col_dtype), "values": sw.values}
+
+
+def state_from_arrays(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> "StateWeights":
+    """Inverse of `pair_arrays`, validating every index (labels ascending within each attribute)."""
+    from structperc.state_weights import StateWeights
+
+    indptr, indices, values = parts["indptr"], parts["indices"], parts["values"]
+    if len(shape) != 2:
+        raise ValueError("state weights must be attributes × labels")
+    n_rows, L = shape
+    if L > 32767 or len(indptr) != n_rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+            or indptr[-1] != len(indices) or len(indices) != len(values) \
+            or (len(indices) and int(indices.max()) >= L):
+        raise ValueError("inconsistent sparse weight arrays")
+    sw = StateWeights(indptr, indices.astype(np.int16), values, L)
+    keys = sw.rows() * L + sw.labels
+    if np.any(np.diff(keys) <= 0):
+        raise ValueError("sparse weight labels are not ascending within each attribute")
+    return sw

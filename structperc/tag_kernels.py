@@ -16,13 +16,13 @@ from numba import njit
 
 #: Exported signatures of the ahead-of-time build (see `structperc._aot_build`).
 AOT_EXPORTS = {
-    "decode_corpus": "void(i4[:, ::1], i4[:, ::1], i8[::1], f4[:, ::1], f4[:, ::1], "
+    "decode_corpus": "void(i4[:, ::1], i4[:, ::1], i8[::1], i8[::1], i2[::1], f4[::1], f4[:, ::1], "
                      "f4[:, :, ::1], f8[::1], i4[::1])",
 }
 
 
 @njit(cache=True, nogil=True)
-def decode_corpus(X, XT, sent_ptr, W, base, Wc, end, out):
+def decode_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, out):
     """Best label of every token of every sentence into ``out``.
 
     Parameters
@@ -32,8 +32,9 @@ def decode_corpus(X, XT, sent_ptr, W, base, Wc, end, out):
     XT : int32 (n_tokens, KT)
         Observation-conditioned transition attribute ids (KT may be 0).
     sent_ptr : int64 (n_sentences + 1,)
-    W : float32 (A + 1, L)
-        State weights (the last row is zeros).
+    ptr, lab, W : int64 (A + 1,), int16 (nnz,), float32 (nnz,)
+        State weights of a feature set: attribute ``a``'s pairs are ``ptr[a]:ptr[a + 1]``
+        (`structperc.state_weights.StateWeights`).
     base : float32 (L + 1, L)
         Transition weights plus the scheme's mask (-inf where forbidden); row L is ``<bos>``.
     Wc : float32 (AT + 1, L + 1, L)
@@ -42,7 +43,8 @@ def decode_corpus(X, XT, sent_ptr, W, base, Wc, end, out):
         Score of ending in each label.
     out : int32 (n_tokens,)
     """
-    L = W.shape[1]
+    L = base.shape[1]
+    dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # every row holds every label: ptr[a] = a·L
     K = X.shape[1]
     KT = XT.shape[1]
     n = sent_ptr.shape[0] - 1
@@ -68,8 +70,18 @@ def decode_corpus(X, XT, sent_ptr, W, base, Wc, end, out):
             for k in range(K):
                 at = X[row, k]
                 if at >= 0:
-                    for y in range(L):
-                        state[y] += W[at, y]
+                    if dense:
+                        lo = np.uint64(at) * np.uint64(L)
+                        hi = lo + np.uint64(L)
+                    else:
+                        lo = np.uint64(ptr[at])
+                        hi = np.uint64(ptr[at + 1])
+                    if hi - lo == L:  # a full row: contiguous (unsigned: no negative-index checks)
+                        for y in range(L):
+                            state[y] += W[lo + np.uint64(y)]
+                    else:
+                        for j in range(lo, hi):
+                            state[lab[j]] += W[j]
             tr = base  # unconditioned: the shared matrix, no copy
             if KT > 0:
                 for p in range(L + 1):

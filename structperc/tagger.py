@@ -17,7 +17,9 @@ from structperc.features import FeatureIndex
 from structperc.labels import LabelSet, transition_mask
 from structperc.model import Weights
 from structperc.schemes import SPAN_SCHEMES, convert_flat
-from structperc.model_io import dense_rows, load_archive, save_archive, sparse_rows
+from structperc.model_io import (dense_rows, load_archive, pair_arrays, save_archive, sparse_rows,
+                                 state_from_arrays)
+from structperc.state_weights import FEATURE_SETS, feature_set
 from structperc.tasks import Task, get_task
 from structperc.templates import PRESETS, optional_columns_dropped, parse_templates, preset
 from structperc.trainer import EpochReport, PerceptronState, train_perceptron
@@ -84,6 +86,10 @@ class Tagger:
         Hold out this fraction of the training sentences to pick the best epoch.
     refit : bool
         With ``dev_split``, retrain on all the data for the chosen number of epochs.
+    feature_set : {"all", "observed"}
+        Which (attribute, label) pairs get a state weight: every pair, or — as CRFsuite does by
+        default — only the pairs that occur in the training data (a fraction of the memory and
+        model size; the perceptron then cannot penalise a label an attribute was never seen with).
 
     Attributes
     ----------
@@ -106,7 +112,8 @@ class Tagger:
                  columns: Sequence[str] | None = None, tag_column: str | None = None,
                  scheme: str | None = None, constrained: bool | None = None,
                  encoding: str | None = None, epochs: int | None = None,
-                 min_count: int = 1, seed: int = 0, dev_split: float = 0.0, refit: bool = True):
+                 min_count: int = 1, seed: int = 0, dev_split: float = 0.0, refit: bool = True,
+                 feature_set: str = "all"):
         self.task = task
         self.template = template
         self.columns = columns
@@ -119,6 +126,7 @@ class Tagger:
         self.seed = seed
         self.dev_split = dev_split
         self.refit = refit
+        self.feature_set = feature_set
 
     # ------------------------------------------------------------ configuration
     def _task(self) -> Task:
@@ -134,6 +142,9 @@ class Tagger:
             raise InputError(f"epochs must be a positive integer, got {task.epochs!r}")
         if not isinstance(self.min_count, int) or self.min_count < 1:
             raise InputError(f"min_count must be a positive integer, got {self.min_count!r}")
+        if self.feature_set not in FEATURE_SETS:
+            raise InputError(f"feature_set must be one of {', '.join(FEATURE_SETS)}, got "
+                             f"{self.feature_set!r}")
         if not 0.0 <= float(self.dev_split) < 1.0:
             raise InputError(f"dev_split must be in [0, 1), got {self.dev_split!r}")
         if task.metric == "span" and (task.scheme not in SPAN_SCHEMES
@@ -270,18 +281,26 @@ class Tagger:
         out.features_ = FeatureIndex(templates, self.min_count)
         feats = out.features_.fit_transform(corpus)
         mask, end = out._masks()
-        fingerprint = {"templates": template_lines, "labels": out.labels_, "seed": self.seed,
-                       "attributes": [out.features_.n_state_attributes,
-                                      out.features_.n_transition_attributes],
-                       "scheme": [task.model_scheme, task.constrained], "data": _corpus_hash(corpus)}
+        y = out.label_set_.encode(tags)
+        pairs = feature_set(self.feature_set, feats.state, y, out.features_.n_state_attributes,
+                            len(out.labels_))
+        fingerprint = None
+        if resume is not None or checkpoint_dir is not None:  # hashing the corpus costs time and memory
+            fingerprint = {"templates": template_lines, "labels": out.labels_, "seed": self.seed,
+                           "attributes": [out.features_.n_state_attributes,
+                                          out.features_.n_transition_attributes],
+                           "scheme": [task.model_scheme, task.constrained],
+                           "data": _corpus_hash(corpus),
+                           **({"feature_set": self.feature_set} if self.feature_set != "all" else {})}
         if resume is not None:
             from structperc.checkpoint import load_checkpoint
             state = load_checkpoint(resume, fingerprint, mask, end)
         else:
             state = PerceptronState.zeros(out.features_.n_state_attributes,
-                                          out.features_.n_transition_attributes, len(out.labels_))
-        out._train(feats, out.label_set_.encode(tags), state, epochs, dev, callback,
-                   checkpoint_dir, fingerprint)
+                                          out.features_.n_transition_attributes, len(out.labels_),
+                                          pairs)
+        del pairs
+        out._train(feats, y, state, epochs, dev, callback, checkpoint_dir, fingerprint)
         out.provenance_.update(n_sentences=len(corpus), n_tokens=corpus.n_tokens)
         return out
 
@@ -353,13 +372,19 @@ class Tagger:
         L = len(self.labels_)
         label_map = self.label_set_.encode(old_labels).astype(np.int64)
         rows = np.append(label_map, L)  # the <bos> row moves to the new last row
+        y = self.label_set_.encode(tags)
+        sw = old.sparse
+        old_rows = np.asarray(state_map, np.int64)[sw.rows()]
+        old_labels_new = label_map[sw.labels.astype(np.int64)]
+        pairs = feature_set(getattr(self, "feature_set", "all"), feats.state, y,
+                            self.features_.n_state_attributes, L, extra=(old_rows, old_labels_new))
         state = PerceptronState.zeros(self.features_.n_state_attributes,
-                                      self.features_.n_transition_attributes, L)
-        state.W[np.ix_(state_map, label_map)] = old.state[:-1]
+                                      self.features_.n_transition_attributes, L, pairs)
+        state.W[state.pairs.positions(old_rows, old_labels_new)] = sw.values
         state.Wt[np.ix_(rows, label_map)] = old.trans
         state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
         previous = dict(getattr(self, "provenance_", {}))
-        self._train(feats, self.label_set_.encode(tags), state, epochs or task.epochs, dev_corpus, callback)
+        self._train(feats, y, state, epochs or task.epochs, dev_corpus, callback)
         self.provenance_.update(continued_from=previous, n_sentences=len(corpus), n_tokens=corpus.n_tokens,
                                 sources=_sources(X, corpus))
         return self
@@ -391,7 +416,7 @@ class Tagger:
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("task", "template", "columns", "tag_column", "scheme",
                                               "constrained", "encoding", "epochs", "min_count",
-                                              "seed", "dev_split", "refit")}
+                                              "seed", "dev_split", "refit", "feature_set")}
 
     # ------------------------------------------------------------------ tagging
     def _check_fitted(self) -> None:
@@ -478,9 +503,8 @@ class Tagger:
         self._check_fitted()
         meta_f, arrays = self.features_.state_dict()
         w = self.weights_
-        for name, arr in (("state", w.state[:-1]), ("cond", w.cond[:-1])):
-            for part, values in sparse_rows(arr).items():
-                arrays[f"{name}_{part}"] = values
+        arrays.update({f"state_{part}": values for part, values in pair_arrays(w.sparse).items()})
+        arrays.update({f"cond_{part}": values for part, values in sparse_rows(w.cond[:-1]).items()})
         arrays["trans"] = w.trans.astype(np.float32)
         t = self.task_
         meta = {
@@ -488,7 +512,7 @@ class Tagger:
             "tag_column": t.tag_column, "scheme": t.scheme, "encoding": t.model_scheme,
             "constrained": t.constrained,
             "metric": t.metric, "templates": self.template_lines_, "features": meta_f,
-            "shapes": {"state": list(w.state[:-1].shape), "cond": list(w.cond[:-1].shape)},
+            "shapes": {"state": list(w.sparse.shape), "cond": list(w.cond[:-1].shape)},
             "params": {k: v for k, v in self.get_params().items() if k != "template"},
             "provenance": self.provenance_,
             "extra": getattr(self, "extra_", {}),
@@ -524,15 +548,15 @@ class Tagger:
             if shapes["state"] != [tagger.features_.n_state_attributes, L] or \
                     shapes["cond"] != [tagger.features_.n_transition_attributes, L + 1, L]:
                 raise ValueError("weight shapes do not match the feature tables")
-            state = dense_rows({k: arrays[f"state_{k}"] for k in ("indptr", "indices", "values")},
-                               tuple(shapes["state"]), zero_rows=1)
+            state = state_from_arrays({k: arrays[f"state_{k}"] for k in ("indptr", "indices", "values")},
+                                      tuple(shapes["state"]))
             cond = dense_rows({k: arrays[f"cond_{k}"] for k in ("indptr", "indices", "values")},
                               tuple(shapes["cond"]), zero_rows=1)
             trans = np.asarray(arrays["trans"], dtype=np.float32)
             if trans.shape != (L + 1, L):
                 raise ValueError("transition weights have the wrong shape")
             mask, end = tagger._masks()
-            tagger.weights_ = Weights(state, trans, cond, mask, end)
+            tagger.weights_ = Weights(state.padded(), trans, cond, mask, end)
             tagger.best_epoch_ = t["provenance"].get("best_epoch")
             tagger.provenance_ = t["provenance"]
             tagger.history_ = []

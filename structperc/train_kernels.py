@@ -1,7 +1,10 @@
 """Compiled inner loops of training: scoring, Viterbi and the perceptron update on integer arrays.
 
 Everything here takes numpy arrays of fixed dtypes (int32 ids, int64 offsets, float32 weights, float64
-averaging sums) so numba compiles each function once and caches it on disk.
+averaging sums) so numba compiles each function once and caches it on disk. State weights are those
+of a feature set of (attribute, label) pairs, row-compressed (see `structperc.state_weights`): the
+pairs of attribute ``a`` are ``ptr[a]:ptr[a + 1]`` with labels ``lab`` and weights ``W``; ``act`` marks
+which slots of padded rows belong to the set (empty: all of them, the ``"all"`` feature set).
 """
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ from numba import njit
 #: Exported signatures of the ahead-of-time build (see `structperc._aot_build`): C-contiguous
 #: arrays of exactly these dtypes, which `structperc.trainer` guarantees.
 AOT_EXPORTS = {
-    "train_epoch": "UniTuple(i8, 3)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], f4[:, ::1], "
-                   "f8[:, ::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], f8[:, :, ::1], f8[:, ::1], "
-                   "f8[::1], i8, i8)",
+    "train_epoch": "UniTuple(i8, 3)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
+                   "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], f8[:, :, ::1], "
+                   "f8[:, ::1], f8[::1], i8, i8)",
 }
 
 
@@ -71,20 +74,31 @@ def viterbi(state, trans, end, path):
 
 
 @njit(cache=True, nogil=True)
-def sentence_scores(X, XT, a, b, W, Wt, Wc, mask, state, trans):
+def sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans):
     """Fill ``state[:T]`` and ``trans[:T]`` for tokens ``a:b`` (T = b - a) from current weights.
 
     Without observation-conditioned templates only ``trans[0]`` is filled: it serves every position.
     """
-    L = W.shape[1]
+    L = Wt.shape[1]
+    dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # every row holds every label: ptr[a] = a·L
     for t in range(b - a):
         for y in range(L):
             state[t, y] = 0.0
         for k in range(X.shape[1]):
             at = X[a + t, k]
             if at >= 0:
-                for y in range(L):
-                    state[t, y] += W[at, y]
+                if dense:
+                    lo = np.uint64(at) * np.uint64(L)
+                    hi = lo + np.uint64(L)
+                else:
+                    lo = np.uint64(ptr[at])
+                    hi = np.uint64(ptr[at + 1])
+                if hi - lo == L:  # a full row: contiguous (unsigned: no negative-index checks)
+                    for y in range(L):
+                        state[t, y] += W[lo + np.uint64(y)]
+                else:
+                    for j in range(lo, hi):
+                        state[t, lab[j]] += W[j]
         if t > 0 and XT.shape[1] == 0:
             continue  # unconditioned: trans[0] serves every position
         for p in range(L + 1):
@@ -99,14 +113,37 @@ def sentence_scores(X, XT, a, b, W, Wt, Wc, mask, state, trans):
 
 
 @njit(cache=True, nogil=True)
-def _add(X, XT, row, g_prev, g, delta, c, W, U, Wt, Ut, Wc, Uc, state_too):
-    """Add ``delta`` times the features of (row, g_prev → g) to the weights, ``c·delta`` to the sums."""
+def find_pair(ptr, lab, act, full, at, g, L):
+    """Index of the pair (attribute ``at``, label ``g``), or -1 when the feature set lacks it.
+
+    A row holding every label is either a row of the ``"all"`` feature set (``full``) or a padded
+    row, whose slots outside the set are marked inactive in ``act`` (see
+    `structperc.state_weights.observed_pairs`).
+    """
+    lo = ptr[at]
+    hi = ptr[at + 1]
+    if hi - lo == L:
+        j = lo + g
+        return j if full or act[j] else -1
+    for j in range(lo, hi):  # labels ascend; short rows hold a few labels
+        if lab[j] >= g:
+            return j if lab[j] == g else -1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _add(X, XT, row, g_prev, g, delta, c, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc, state_too):
+    """Add ``delta`` times the features of (row, g_prev → g) to the weights, ``c·delta`` to the sums;
+    a state pair outside the feature set is skipped (as CRFsuite does)."""
+    L = Wt.shape[1]
     if state_too:
         for k in range(X.shape[1]):
             at = X[row, k]
             if at >= 0:
-                W[at, g] += delta
-                U[at, g] += c * delta
+                j = find_pair(ptr, lab, act, full, at, g, L)
+                if j >= 0:
+                    W[j] += delta
+                    U[j] += c * delta
     Wt[g_prev, g] += delta
     Ut[g_prev, g] += c * delta
     for k in range(XT.shape[1]):
@@ -117,7 +154,7 @@ def _add(X, XT, row, g_prev, g, delta, c, W, U, Wt, Ut, Wc, Uc, state_too):
 
 
 @njit(cache=True, nogil=True)
-def train_epoch(order, sent_ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len):
+def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len):
     """One pass of the averaged structured perceptron (Collins 2002) over ``order``.
 
     On a wrong Viterbi path, w += φ(x, y) − φ(x, ŷ): only positions where the gold and predicted
@@ -130,7 +167,8 @@ def train_epoch(order, sent_ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, m
     (int, int, int)
         Sentences with a mistake, tokens mislabelled, and the updated instance counter c.
     """
-    L = W.shape[1]
+    L = Wt.shape[1]
+    full = act.shape[0] == 0  # no activity marks: the "all" feature set
     state = np.empty((max_len, L))
     trans = np.empty((max_len, L + 1, L))
     path = np.empty(max_len, dtype=np.int32)
@@ -143,7 +181,7 @@ def train_epoch(order, sent_ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, m
         if T == 0:
             c += 1
             continue
-        sentence_scores(X, XT, a, b, W, Wt, Wc, mask, state, trans)
+        sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans)
         viterbi(state[:T], trans[:T] if XT.shape[1] else trans[:1], end, path[:T])
         wrong = False
         for t in range(T):
@@ -161,8 +199,10 @@ def train_epoch(order, sent_ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, m
                 if g != p:
                     token_errors += 1
                 if g != p or g_prev != p_prev:
-                    _add(X, XT, a + t, g_prev, g, 1.0, cf, W, U, Wt, Ut, Wc, Uc, g != p)
-                    _add(X, XT, a + t, p_prev, p, -1.0, cf, W, U, Wt, Ut, Wc, Uc, g != p)
+                    _add(X, XT, a + t, g_prev, g, 1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
+                         g != p)
+                    _add(X, XT, a + t, p_prev, p, -1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
+                         g != p)
         c += 1
     return mistakes, token_errors, c
 
@@ -174,6 +214,7 @@ def warm_up() -> None:
     X = np.zeros((1, 1), i32)
     XT = np.zeros((1, 1), i32)
     train_epoch(np.zeros(1, i64), np.array([0, 1], i64), X, XT, np.zeros(1, i32),
-                np.zeros((1, 1), np.float32), np.zeros((1, 1)), np.zeros((2, 1), np.float32),
+                np.array([0, 1], i64), np.zeros(1, np.int16), np.zeros(0, np.uint8),
+                np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
                 np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
                 np.zeros((2, 1)), np.zeros(1), 0, 1)

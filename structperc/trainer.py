@@ -13,6 +13,7 @@ import numpy as np
 
 from structperc.features import Features
 from structperc.model import Weights
+from structperc.state_weights import FeatureSet, StateWeights, all_pairs
 
 
 @dataclass
@@ -45,8 +46,8 @@ class EpochReport:
 class PerceptronState:
     """Everything training needs to continue exactly where it was (weights, sums, counter, RNG)."""
 
-    W: np.ndarray          # (A, L) float32: current state weights (integers, exact in float32)
-    U: np.ndarray          # (A, L) float64: running sum of c·Δ for averaging
+    W: np.ndarray          # (nnz,) float32: current weights of the state pairs (integers, exact)
+    U: np.ndarray          # (nnz,) float64: running sum of c·Δ for averaging
     Wt: np.ndarray         # (L + 1, L) float32
     Ut: np.ndarray         # (L + 1, L) float64
     Wc: np.ndarray         # (AT, L + 1, L) float32
@@ -57,29 +58,61 @@ class PerceptronState:
     best_score: float | None = None   # best dev score so far, its epoch and averaged weights
     best_epoch: int = 0
     best: Weights | None = None
+    ptr: np.ndarray | None = None     # the state feature set (see `structperc.state_weights`);
+    labels: np.ndarray | None = None  # None: all pairs of W's attributes × Wt's labels
+    active: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        L = self.Wt.shape[1]
+        if self.ptr is None:
+            A, rem = divmod(len(self.W), L) if L else (0, 0)
+            if self.W.ndim != 1 or rem:
+                raise ValueError("state weights must be one value per pair of the feature set")
+            self.ptr, self.labels, self.active = all_pairs(A, L)
+        self.ptr = np.ascontiguousarray(self.ptr, dtype=np.int64)
+        self.labels = np.ascontiguousarray(self.labels, dtype=np.int16)
+        self.active = np.ascontiguousarray(self.active if self.active is not None else [],
+                                           dtype=np.uint8)
+        if not (len(self.W) == len(self.U) == len(self.labels) == self.ptr[-1]) \
+                or len(self.active) not in (0, len(self.W)):
+            raise ValueError("state weights do not match the feature set")
 
     @classmethod
-    def zeros(cls, n_attributes: int, n_transition_attributes: int, n_labels: int) -> "PerceptronState":
+    def zeros(cls, n_attributes: int, n_transition_attributes: int, n_labels: int,
+              pairs: FeatureSet | None = None) -> "PerceptronState":
+        """A fresh state over the feature set ``pairs`` (default: all pairs)."""
         L = n_labels
-        return cls(np.zeros((n_attributes, L), np.float32), np.zeros((n_attributes, L)),
+        ptr, labels, active = pairs if pairs is not None else all_pairs(n_attributes, L)
+        if len(ptr) != n_attributes + 1:
+            raise ValueError("the feature set does not cover the attributes")
+        nnz = int(ptr[-1])
+        return cls(np.zeros(nnz, np.float32), np.zeros(nnz),
                    np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L)),
                    np.zeros((n_transition_attributes, L + 1, L), np.float32),
-                   np.zeros((n_transition_attributes, L + 1, L)))
+                   np.zeros((n_transition_attributes, L + 1, L)), ptr=ptr, labels=labels,
+                   active=active)
+
+    @property
+    def pairs(self) -> StateWeights:
+        """The current (not averaged) state weights."""
+        return StateWeights(self.ptr, self.labels, self.W, self.Wt.shape[1])
 
     def averaged(self, mask: np.ndarray, end: np.ndarray) -> Weights:
         """Collins' average of the weights after every instance so far: W − U / c."""
         inv = 1.0 / self.c if self.c else 0.0
-        return Weights(_average(self.W, self.U, inv), (self.Wt - self.Ut * inv).astype(np.float32),
-                       _average(self.Wc, self.Uc, inv), mask, end)
+        state = StateWeights(self.ptr, self.labels, _average(self.W, self.U, inv), self.Wt.shape[1])
+        cond = np.zeros((self.Wc.shape[0] + 1,) + self.Wc.shape[1:], dtype=np.float32)
+        cond[:-1] = _average(self.Wc, self.Uc, inv)
+        return Weights(state, (self.Wt - self.Ut * inv).astype(np.float32), cond, mask, end)
 
 
-def _average(W: np.ndarray, U: np.ndarray, inv: float, rows: int = 65536) -> np.ndarray:
-    """``W − U·inv`` as float32 with a zero row appended, a block of rows at a time.
+def _average(W: np.ndarray, U: np.ndarray, inv: float, rows: int = 1 << 18) -> np.ndarray:
+    """``W − U·inv`` as float32, a block of rows at a time.
 
     Blocking keeps the float64 temporaries small: a whole-array expression would briefly need
     three more copies of the largest array in the process.
     """
-    out = np.zeros((W.shape[0] + 1,) + W.shape[1:], dtype=np.float32)
+    out = np.empty(W.shape, dtype=np.float32)
     n = W.shape[0]
     for a in range(0, n, rows):
         b = min(a + rows, n)
@@ -150,8 +183,8 @@ def train_perceptron(
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
         mistakes, token_errors, state.c = kernels.train_epoch(
-            order, ptr, X, XT, y, state.W, state.U, state.Wt, state.Ut, state.Wc, state.Uc,
-            mask, end, state.c, max_len)
+            order, ptr, X, XT, y, state.ptr, state.labels, state.active, state.W, state.U,
+            state.Wt, state.Ut, state.Wc, state.Uc, mask, end, state.c, max_len)
         state.epoch += 1
         state.rng_state = rng.bit_generator.state
         seconds = time.perf_counter() - started

@@ -25,13 +25,14 @@ KW = dict(task="ner", columns=["word", "ner"], epochs=4)
 
 def _weights(*values: float) -> list[Weights]:
     mask, end = np.zeros((3, 2)), np.zeros(2)
-    return [Weights(np.full((4, 2), v, np.float32), np.full((3, 2), -v, np.float32),
+    return [Weights(np.vstack([np.full((3, 2), v, np.float32), np.zeros((1, 2), np.float32)]),
+                    np.full((3, 2), -v, np.float32),
                     np.full((2, 3, 2), 2 * v, np.float32), mask, end) for v in values]
 
 
 def test_average_weights_is_the_elementwise_mean():
     avg = average_weights(_weights(1.0, 2.0, 6.0))
-    assert np.all(avg.state == 3.0) and np.all(avg.trans == -3.0) and np.all(avg.cond == 6.0)
+    assert np.all(avg.state[:-1] == 3.0) and np.all(avg.trans == -3.0) and np.all(avg.cond == 6.0)
     assert avg.state.dtype == np.float32
     with pytest.raises(ValueError, match="no weights"):
         average_weights([])

@@ -37,21 +37,29 @@ def _problem(rng, n_sent=25, L=5, K=4, KT=0, A=40, AT=6):
     return ptr, X, XT, y, mask, end, A, AT, L
 
 
+def _pairs(kind, X, y, A, L):
+    from structperc.state_weights import feature_set
+
+    return feature_set(kind, X, y, A, L)
+
+
 @aot
+@pytest.mark.parametrize("kind", ["all", "observed"])
 @pytest.mark.parametrize("KT", [0, 2])
-def test_train_epoch_aot_equals_jit(KT):
+def test_train_epoch_aot_equals_jit(KT, kind):
     rng = np.random.default_rng(KT)
     ptr, X, XT, y, mask, end, A, AT, L = _problem(rng, KT=KT)
+    sp, lab, act = _pairs(kind, X, y, A, L)
     results = []
     for fn in (kernels._AOT.train_epoch, train_kernels.train_epoch):
-        W, U = np.zeros((A, L), np.float32), np.zeros((A, L))
+        W, U = np.zeros(len(lab), np.float32), np.zeros(len(lab))
         Wt, Ut = np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L))
         Wc, Uc = np.zeros((AT, L + 1, L), np.float32), np.zeros((AT, L + 1, L))
         c = 0
         counts = []
         for epoch in range(3):
             order = np.random.default_rng(epoch).permutation(len(ptr) - 1).astype(np.int64)
-            m, e, c = fn(order, ptr, X, XT, y, W, U, Wt, Ut, Wc, Uc, mask, end, c, 8)
+            m, e, c = fn(order, ptr, X, XT, y, sp, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, 8)
             counts.append((int(m), int(e), int(c)))
         results.append((counts, W, U, Wt, Ut, Wc, Uc))
     (ca, *wa), (cj, *wj) = results
@@ -62,15 +70,18 @@ def test_train_epoch_aot_equals_jit(KT):
 
 
 @aot
+@pytest.mark.parametrize("kind", ["all", "observed"])
 @pytest.mark.parametrize("KT", [0, 3])
-def test_decode_corpus_aot_equals_jit_and_numpy(KT):
+def test_decode_corpus_aot_equals_jit_and_numpy(KT, kind):
     from structperc.features import Features
     from structperc.model import Weights
+    from structperc.state_weights import StateWeights
 
     rng = np.random.default_rng(10 + KT)
     ptr, X, XT, y, mask, end, A, AT, L = _problem(rng, n_sent=60, KT=KT)
-    state = np.zeros((A + 1, L), np.float32)
-    state[:-1] = rng.integers(-3, 4, (A, L))     # small integers: many ties, lowest label wins
+    sp, lab, _ = _pairs(kind, X, y, A, L)
+    # small integers: many ties, lowest label wins
+    state = StateWeights(sp, lab, rng.integers(-3, 4, len(lab)).astype(np.float32), L)
     cond = np.zeros((AT + 1, L + 1, L), np.float32)
     cond[:-1] = rng.integers(-2, 3, (AT, L + 1, L))
     trans = rng.integers(-2, 3, (L + 1, L)).astype(np.float32)
@@ -80,7 +91,7 @@ def test_decode_corpus_aot_equals_jit_and_numpy(KT):
     outs = []
     for fn in (kernels._AOT.decode_corpus, tag_kernels.decode_corpus):
         out = np.full(len(X), -7, np.int32)
-        fn(X, XT, ptr, state, base, cond, end, out)
+        fn(X, XT, ptr, state.ptr, state.labels, state.values, base, cond, end, out)
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
     feats = Features(X, XT, ptr)

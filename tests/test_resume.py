@@ -119,13 +119,14 @@ def test_continued_training_adds_and_predicts_new_labels():
     assert set(tagger.labels_) == {"B-NP", "E-NP", "S-VP", "S-ADVP", "S-PRT"}
 
 
-def test_continued_training_moves_old_weights_with_their_attributes():
+@pytest.mark.parametrize("feature_set", ["all", "observed"])
+def test_continued_training_moves_old_weights_with_their_attributes(feature_set):
     """Growing the alphabet renumbers attributes and labels; the old weights must follow them."""
     from structperc.trainer import PerceptronState
 
     first = [["b", "d"], ["d", "b"]] * 3
     tagger = Tagger.train(first, [["X", "Y"], ["Y", "X"]] * 3, columns=["word", "tag"],
-                          template=["w[0]"], epochs=2)
+                          template=["w[0]"], epochs=2, feature_set=feature_set)
     before = {tagger.features_.attribute_name(a): dict(zip(tagger.labels_, tagger.weights_.state[a]))
               for a in range(tagger.features_.n_state_attributes)}
     captured = {}
@@ -134,7 +135,7 @@ def test_continued_training_moves_old_weights_with_their_attributes():
     real = tagger_module.train_perceptron
 
     def spy(feats, y, state: PerceptronState, **kw):
-        captured["W"] = state.W.copy()
+        captured["W"] = state.pairs.to_dense()
         return real(feats, y, state, **kw)
     tagger_module.train_perceptron = spy
     try:  # new words sort before and between the old ones, a new label sorts first

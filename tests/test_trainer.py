@@ -10,6 +10,11 @@ from structperc.templates import parse_templates
 from structperc.trainer import EpochReport, PerceptronState, train_perceptron
 
 
+
+def _dense(state: PerceptronState, values: np.ndarray) -> np.ndarray:
+    """A state's per-pair array (weights or sums) as the attribute × label matrix."""
+    return state.pairs.with_values(values).to_dense()
+
 def _setup(words, tags, templates, scheme="none"):
     corpus = Corpus.from_sentences(words, tags)
     labels = LabelSet(corpus.columns["tag"])
@@ -41,7 +46,7 @@ def test_one_update_by_hand():
     #   Wt[bos, B] += 1, Wt[bos, A] -= 1;  Wc[a, bos, B] += 1, Wc[a, bos, A] -= 1
     # t=1: both label A but the previous labels differ (B vs A): state features cancel,
     #   Wt[B, A] += 1, Wt[A, A] -= 1;  Wc[b, B, A] += 1, Wc[b, A, A] -= 1
-    assert state.W.tolist() == [[-1, 1], [0, 0], [-1, 1]]
+    assert _dense(state, state.W).tolist() == [[-1, 1], [0, 0], [-1, 1]]
     assert state.Wt.tolist() == [[-1, 0], [1, 0], [-1, 1]]
     assert state.Wc.tolist() == [[[0, 0], [0, 0], [-1, 1]], [[-1, 0], [1, 0], [0, 0]]]
     # the only update happened with c = 0 instances seen before: the sums stay 0
@@ -78,9 +83,9 @@ def test_averaging_two_instances_by_hand():
     # instance 2 (c = 1): "b" scores W[b] + Wt[bos] = [-1, 1] -> predicts B, gold A:
     #   W[b] = [1, -1], Wt[bos] = [0, 0]; U[b] += 1 * [1, -1], Ut[bos] += 1 * [1, -1]
     assert reports[0].mistakes == 2
-    assert state.W.tolist() == [[-1, 1], [1, -1]]
+    assert _dense(state, state.W).tolist() == [[-1, 1], [1, -1]]
     assert state.Wt.tolist() == [[0, 0], [0, 0], [0, 0]]
-    assert state.U.tolist() == [[0, 0], [1, -1]]
+    assert _dense(state, state.U).tolist() == [[0, 0], [1, -1]]
     assert state.Ut.tolist() == [[0, 0], [0, 0], [1, -1]]
     # Collins: average of w1 and w2 — w1 = {a: [-1, 1], b: 0, bos: [-1, 1]},
     # w2 = {a: [-1, 1], b: [1, -1], bos: [0, 0]} -> a [-1, 1], b [0.5, -0.5], bos [-0.5, 0.5]
