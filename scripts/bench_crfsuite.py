@@ -51,6 +51,7 @@ A further task is an entry in ``TASKS`` plus, if its features differ, a feature 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -669,6 +670,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--repeat", type=int, default=3, help="runs per timed figure (median reported)")
     ap.add_argument("--tag-repeat", type=int, default=5,
                     help="the larger tagging input is the test file concatenated this many times")
+    ap.add_argument("--feature-set", choices=("observed", "all"), default="observed",
+                    help="structperc's state feature set: 'observed' is CRFsuite's own (the pairs "
+                         "seen in training), 'all' every attribute × label pair [default: observed]")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write all figures as JSON")
     args = ap.parse_args(argv)
     for name in ("epochs", "repeat", "tag_repeat"):
@@ -680,6 +684,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     cfg = TASKS[args.task]
+    # Like for like by default: CRFsuite keeps a weight only for the (attribute, label) pairs seen
+    # in training (feature.possible_states=0); structperc's --feature-set observed does the same.
+    cfg = dataclasses.replace(
+        cfg, sp_train_args=cfg.sp_train_args + ("--feature-set", args.feature_set),
+        sp_api_params=cfg.sp_api_params + (("feature_set", args.feature_set),),
+        notes=cfg.notes + (f"structperc feature set: {args.feature_set}"
+                           + (" (CRFsuite's: pairs seen in training)" if args.feature_set == "observed"
+                              else " (every attribute × label pair; CRFsuite keeps the seen ones)"),))
     train, test = args.train or cfg.train, args.test or cfg.test
     missing = [str(p) for p in (train, test) if not p.is_file()]
     if missing:

@@ -81,6 +81,9 @@ class Segmenter:
         Extra dictionary words (a file with one word per line, or a list).
     folds : int
         Jackknife folds for the training-word dictionary (1 disables jackknifing).
+    feature_set : {"all", "observed"}
+        State weights for every (attribute, label) pair or only for those seen in training (see
+        `structperc.tagger.Tagger`).
 
     Examples
     --------
@@ -91,7 +94,8 @@ class Segmenter:
 
     def __init__(self, *, template: str | Sequence[str] = "cws", epochs: int | None = None,
                  seed: int = 0, min_count: int = 1, dev_split: float = 0.0,
-                 lexicon: str | os.PathLike | Iterable[str] | None = None, folds: int = 10):
+                 lexicon: str | os.PathLike | Iterable[str] | None = None, folds: int = 10,
+                 feature_set: str = "all"):
         self.template = template
         self.epochs = epochs
         self.seed = seed
@@ -99,6 +103,7 @@ class Segmenter:
         self.dev_split = dev_split
         self.lexicon = lexicon
         self.folds = folds
+        self.feature_set = feature_set
 
     def fit(self, X: Any, *, dev: Any = None, callback: Callable[[EpochReport], None] | None = None,
             checkpoint_dir: str | os.PathLike | None = None,
@@ -132,7 +137,8 @@ class Segmenter:
             dev_corpus = _corpus(["".join(s) for s in dev_sents], self._lex,
                                  [words_to_tags(s) for s in dev_sents], source=dev_source)
         self.tagger_ = Tagger(task="cws", template=self.template, epochs=self.epochs, seed=self.seed,
-                              min_count=self.min_count, dev_split=self.dev_split)
+                              min_count=self.min_count, dev_split=self.dev_split,
+                              feature_set=self.feature_set)
         self.tagger_.fit(corpus, dev=dev_corpus, callback=callback, checkpoint_dir=checkpoint_dir,
                          resume=resume)
         self.tagger_.extra_ = {"cws": {"train_words": self.train_words_, "lexicon": self.lexicon_}}

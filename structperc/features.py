@@ -224,9 +224,11 @@ class FeatureIndex:
             self.radix.append(radix)
             self.keys.append(self._table(key))
             del key
-        self.__dict__.pop("_dense", None)
+        self.drop_lookup_tables()
         self.fitted = True
-        return self._ids(lambda ti: key_of(ti)[0], corpus)
+        feats = self._ids(lambda ti: key_of(ti)[0], corpus)
+        self.drop_lookup_tables()  # training needs no lookups; tagging rebuilds them on first use
+        return feats
 
     def transform(self, corpus: Corpus) -> Features:
         """Attribute ids of new data; unseen attributes get -1."""
@@ -259,7 +261,7 @@ class FeatureIndex:
             self.keys[ti] = np.union1d(table, self._table(all_keys[ti]))
         self.radix = radix
         remaps = []
-        self.__dict__.pop("_dense", None)
+        self.drop_lookup_tables()
         for transition, offsets in zip((False, True), old_offsets):
             new_offsets = self.offsets(transition)
             parts = [np.searchsorted(self.keys[ti], old_tables[ti]) + new_offsets[col]
@@ -295,6 +297,10 @@ class FeatureIndex:
         if len(table):
             found &= table[idx_clip] == key
         return np.where(found, idx + offset, -1)
+
+    def drop_lookup_tables(self) -> None:
+        """Forget the dense key tables of `_dense_table` (stale after the tables change; a few MB)."""
+        self.__dict__.pop("_dense", None)
 
     def _dense_table(self, ti: int) -> np.ndarray | None:
         """For a template whose keys range over at most `DENSE_KEYS` values: key → attribute index
@@ -378,7 +384,7 @@ class FeatureIndex:
             offsets = self.offsets(transition)
             for col, ti in enumerate(self._group(transition)):
                 self.keys[ti] = self.keys[ti][keep[offsets[col]:offsets[col + 1]]]
-        self.__dict__.pop("_dense", None)
+        self.drop_lookup_tables()
 
 
 def _recode(keys: np.ndarray, old: list[int], new: list[int]) -> np.ndarray:

@@ -337,7 +337,7 @@ class Tagger:
                 save_checkpoint(checkpoint_dir, st, fingerprint)
         self.weights_, self.best_epoch_ = train_perceptron(
             feats, y, state, mask=mask, end=end, epochs=epochs, seed=self.seed,
-            dev_score=dev_score, callback=report, on_epoch_end=on_epoch_end)
+            dev_score=dev_score, callback=report, on_epoch_end=on_epoch_end, consume=True)
         self.history_ = history
         self.provenance_ = {"structperc_version": __version__, "date": training_date(),
                             "epochs": epochs, "best_epoch": self.best_epoch_, "seed": self.seed,

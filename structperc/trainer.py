@@ -97,22 +97,31 @@ class PerceptronState:
         """The current (not averaged) state weights."""
         return StateWeights(self.ptr, self.labels, self.W, self.Wt.shape[1])
 
-    def averaged(self, mask: np.ndarray, end: np.ndarray) -> Weights:
-        """Collins' average of the weights after every instance so far: W − U / c."""
+    def averaged(self, mask: np.ndarray, end: np.ndarray, in_place: bool = False) -> Weights:
+        """Collins' average of the weights after every instance so far: W − U / c.
+
+        ``in_place`` writes the state weights' average over ``W`` (no copy: the largest array of
+        training); the state cannot continue training after that.
+        """
         inv = 1.0 / self.c if self.c else 0.0
-        state = StateWeights(self.ptr, self.labels, _average(self.W, self.U, inv), self.Wt.shape[1])
+        values = _average(self.W, self.U, inv, out=self.W if in_place else None)
+        if in_place:
+            self.U = None  # type: ignore[assignment]  # a consumed state fails loudly if reused
+        state = StateWeights(self.ptr, self.labels, values, self.Wt.shape[1])
         cond = np.zeros((self.Wc.shape[0] + 1,) + self.Wc.shape[1:], dtype=np.float32)
         cond[:-1] = _average(self.Wc, self.Uc, inv)
         return Weights(state, (self.Wt - self.Ut * inv).astype(np.float32), cond, mask, end)
 
 
-def _average(W: np.ndarray, U: np.ndarray, inv: float, rows: int = 1 << 18) -> np.ndarray:
-    """``W − U·inv`` as float32, a block of rows at a time.
+def _average(W: np.ndarray, U: np.ndarray, inv: float, rows: int = 1 << 18,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """``W − U·inv`` as float32 (into ``out``, which may be ``W``), a block of rows at a time.
 
     Blocking keeps the float64 temporaries small: a whole-array expression would briefly need
     three more copies of the largest array in the process.
     """
-    out = np.empty(W.shape, dtype=np.float32)
+    if out is None:
+        out = np.empty(W.shape, dtype=np.float32)
     n = W.shape[0]
     for a in range(0, n, rows):
         b = min(a + rows, n)
@@ -133,6 +142,7 @@ def train_perceptron(
     dev_score: Callable[[Weights], float] | None = None,
     callback: Callable[[EpochReport], None] | None = None,
     on_epoch_end: Callable[[PerceptronState], None] | None = None,
+    consume: bool = False,
 ) -> tuple[Weights, int]:
     """Train (or continue training) until ``state.epoch == epochs``.
 
@@ -152,6 +162,9 @@ def train_perceptron(
         Receives an `EpochReport` after every epoch.
     on_epoch_end
         Receives the state after every epoch (checkpoints).
+    consume
+        The caller will not continue from ``state``: the final average is computed in place of its
+        weights (saves a copy of the largest array at the peak of training's memory).
 
     Returns
     -------
@@ -201,4 +214,4 @@ def train_perceptron(
             callback(report)
     if state.best is not None:
         return state.best, state.best_epoch
-    return state.averaged(mask, end), state.epoch
+    return state.averaged(mask, end, in_place=consume), state.epoch

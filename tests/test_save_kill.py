@@ -23,6 +23,8 @@ import pytest
 
 from structperc import Tagger
 from structperc.corpus.conll import read_conll
+from structperc.model import Weights
+from structperc.state_weights import StateWeights
 
 from conftest import SAMPLE_TEST, SAMPLE_TRAIN
 
@@ -53,8 +55,9 @@ def big_model(tmp_path_factory, probe):
     (about 4.2 million stored weights, a 26 MB archive) so a save takes long enough to be hit."""
     tagger = Tagger.train(str(SAMPLE_TRAIN), columns=COLUMNS, template="crfsuite", epochs=1)
     rng = np.random.default_rng(0)
-    w = tagger.weights_
-    w.state[:-1] += rng.normal(0, 0.05, size=w.state[:-1].shape).astype(np.float32)
+    dense = tagger.weights_.state[:-1] + rng.normal(0, 0.05, size=tagger.weights_.state[:-1].shape)
+    tagger.weights_ = Weights(StateWeights.from_dense(dense), tagger.weights_.trans,
+                              tagger.weights_.cond, tagger.weights_.mask, tagger.weights_.end)
     src = tmp_path_factory.mktemp("big") / "src"
     path = tagger.save(src)
     assert path.stat().st_size > 20e6
