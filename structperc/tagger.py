@@ -256,14 +256,17 @@ class Tagger:
                 return self
             epochs = probe.best_epoch_
         fitted = self._fit_once(corpus, dev_corpus, template_lines, epochs, callback, checkpoint_dir,
-                                resume)
+                                resume, release=not isinstance(X, Corpus))
         fitted.extra_ = self.extra_
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
         self.provenance_["sources"] = _sources(X, corpus)
         return self
 
     def _fit_once(self, corpus: Corpus, dev: Corpus | None, template_lines: list[str], epochs: int,
-                  callback, checkpoint_dir=None, resume=None) -> "Tagger":
+                  callback, checkpoint_dir=None, resume=None, release: bool = False) -> "Tagger":
+        """Train once on ``corpus``. With ``release`` (a corpus this tagger read itself) its token
+        columns are dropped once the features are built: training needs only integer arrays, and
+        the columns are a tenth of training's peak memory."""
         task = self.task_
         out = Tagger(**self.get_params())
         out.task_ = task
@@ -282,8 +285,7 @@ class Tagger:
         feats = out.features_.fit_transform(corpus)
         mask, end = out._masks()
         y = out.label_set_.encode(tags)
-        pairs = feature_set(self.feature_set, feats.state, y, out.features_.n_state_attributes,
-                            len(out.labels_))
+        del tags
         fingerprint = None
         if resume is not None or checkpoint_dir is not None:  # hashing the corpus costs time and memory
             fingerprint = {"templates": template_lines, "labels": out.labels_, "seed": self.seed,
@@ -292,6 +294,12 @@ class Tagger:
                            "scheme": [task.model_scheme, task.constrained],
                            "data": _corpus_hash(corpus),
                            **({"feature_set": self.feature_set} if self.feature_set != "all" else {})}
+        n_sentences, n_tokens = len(corpus), corpus.n_tokens
+        if release:
+            corpus.columns = {}
+            corpus._factorized.clear()
+        pairs = feature_set(self.feature_set, feats.state, y, out.features_.n_state_attributes,
+                            len(out.labels_))
         if resume is not None:
             from structperc.checkpoint import load_checkpoint
             state = load_checkpoint(resume, fingerprint, mask, end)
@@ -301,7 +309,7 @@ class Tagger:
                                           pairs)
         del pairs
         out._train(feats, y, state, epochs, dev, callback, checkpoint_dir, fingerprint)
-        out.provenance_.update(n_sentences=len(corpus), n_tokens=corpus.n_tokens)
+        out.provenance_.update(n_sentences=n_sentences, n_tokens=n_tokens)
         return out
 
     def _masks(self) -> tuple[np.ndarray, np.ndarray]:
