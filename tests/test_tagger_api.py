@@ -52,6 +52,10 @@ def test_train_from_path_and_from_corpus(toy_path, toy_tagger):
         assert np.array_equal(t.weights_.cond, toy_tagger.weights_.cond)
     assert a.provenance_["sources"][0]["name"] == "toy.txt"
     assert len(a.provenance_["sources"][0]["sha256"]) == 64
+    # training drops the columns of corpora it read itself, never of one the caller holds
+    assert list(corpus.columns["word"]) == [w for s in WORDS for w in s]
+    assert corpus.factorize("chunk")[0] and b.provenance_["n_tokens"] == corpus.n_tokens
+    assert a.provenance_["n_tokens"] == corpus.n_tokens and a.provenance_["n_sentences"] == len(WORDS)
 
 
 def test_predict_from_path_without_gold_and_from_corpus(toy_tagger, write_file):
