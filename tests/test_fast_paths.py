@@ -5,8 +5,10 @@ returns" (values, sentence offsets, line numbers, raw lines, and the same `Input
 input is bad). The properties generate irregular inputs on purpose (odd whitespace, wrong widths, bad
 bytes, odd labels) because those are where a vectorized short-cut and a line-by-line loop can part:
 
-1. `structperc.corpus.conll._ColumnParser._parse_fast` against `_ColumnParser.parse_blocks`;
-2. `structperc.corpus.conll._conllu_fast` against `_conllu_blocks`;
+1. the compiled column scanner (`structperc.read_kernels.scan_columns`) and
+   `structperc.corpus.conll._ColumnParser._parse_fast` against `_ColumnParser.parse_blocks`;
+2. the compiled CoNLL-U scanner (`structperc.read_kernels.scan_conllu`) and
+   `structperc.corpus.conll._conllu_fast` against `_conllu_blocks`;
 3. `structperc.schemes.ids_to_iob2` against `convert_flat(..., "iob2")`;
 4. the dense lookup tables of `structperc.features.FeatureIndex` against the sorted-table search;
 5. the compiled decoder (`structperc.kernels.decode_corpus`) against the numpy decoder.
@@ -17,7 +19,9 @@ labels read as IOBES) were fixed; their inputs stay below as plain regression te
 from __future__ import annotations
 
 import io
+import os
 import random
+import tempfile
 
 import numpy as np
 import pytest
@@ -25,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structperc import features, kernels
-from structperc.corpus import conll
+from structperc.corpus import conll, scan
 from structperc.corpus.columns import Corpus
 from structperc.features import FeatureIndex
 from structperc.schemes import convert_flat, ids_to_iob2
@@ -49,6 +53,74 @@ def _view(corpus: Corpus) -> tuple:
     lines = None if corpus.sent_lines is None else corpus.sent_lines.tolist()
     return (corpus.source, {k: list(v) for k, v in corpus.columns.items()}, corpus.sent_ptr.tolist(),
             lines)
+
+
+def _factorized(corpus: Corpus) -> dict:
+    """Each column's distinct values and codes as the corpus hands them to feature extraction: the
+    compiled reader builds them itself (first-occurrence order, nothing left over from pieces it gave
+    up on), the others get them computed from the lists."""
+    return {k: (corpus.factorize(k)[0], corpus.factorize(k)[1].tolist()) for k in corpus.columns}
+
+
+#: The three ways a file can be read, all of which must agree: the compiled scanner (where it is
+#: built), the numpy fast paths, the line-by-line parsers.
+MODES = ["compiled", "numpy", "lines"]
+
+_TMP = tempfile.mkdtemp(prefix="structperc-fast-paths-")
+
+
+class _Source:
+    """Test input given as a stream (named ``<stream>`` in messages, or ``x.conllu`` for CoNLL-U), or,
+    with ``on_disk``, as the path of a file holding it (read through a memory map); `clean` renames
+    that path as the stream is named, so the two can be compared."""
+
+    on_disk = False
+
+    @classmethod
+    def open(cls, data: bytes, suffix: str = ".txt"):
+        if not cls.on_disk:
+            return io.BytesIO(data) if suffix == ".txt" else _Named(data, "x" + suffix)
+        path = os.path.join(_TMP, "input" + suffix)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+
+    @classmethod
+    def clean(cls, value):
+        if not cls.on_disk:
+            return value
+        if isinstance(value, str):
+            for suffix, name in ((".txt", "<stream>"), (".conllu", "x.conllu")):
+                value = value.replace(os.path.join(_TMP, "input" + suffix), name)
+            return value
+        if isinstance(value, (tuple, list)):
+            return type(value)(cls.clean(v) for v in value)
+        if isinstance(value, dict):
+            return {cls.clean(k): cls.clean(v) for k, v in value.items()}
+        return value
+
+
+def _all_modes(mp: pytest.MonkeyPatch, read, *args) -> list:
+    """``read(*args)`` in every mode of `MODES` and once more compiled from a file on disk."""
+    got = []
+    for mode in MODES + ["compiled-file"]:
+        with pytest.MonkeyPatch.context() as inner:
+            _reader_mode(inner, mode.split("-")[0])
+            inner.setattr(_Source, "on_disk", mode.endswith("file"))
+            got.append(_Source.clean(read(*args)))
+    return got
+
+compiled_reader = pytest.mark.skipif(not scan.available(), reason=(
+    "structperc._aot_read (the ahead-of-time build of the reading kernels) is absent or stale"))
+
+
+def _reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
+    """Switch the readers to one of `MODES` for the rest of the monkeypatch context."""
+    if mode != "compiled":
+        mp.setattr(scan, "_kernel", lambda name: None)
+    if mode == "lines":
+        mp.setattr(conll._ColumnParser, "_parse_fast", lambda self, *a: None)
+        mp.setattr(conll, "_conllu_fast", lambda *a: None)
 
 
 def _piece_sizes():
@@ -126,27 +198,42 @@ def conll_files(draw):
     return data, columns, optional
 
 
-def _read_conll(data, columns, optional, keep_lines):
+def _read_conll(data, columns, optional, keep_lines, codes=False):
     try:
-        out = conll.read_conll(io.BytesIO(data), columns, optional=optional, keep_lines=keep_lines)
+        out = conll.read_conll(_Source.open(data), columns, optional=optional, keep_lines=keep_lines)
     except Exception as exc:  # noqa: BLE001 - compared, not swallowed
         return _error(exc)
-    if keep_lines:
-        corpus, raw = out
-        return _view(corpus), raw
-    return _view(out)
+    corpus = out[0] if keep_lines else out
+    view = _view(corpus) + ((_factorized(corpus),) if codes else ())
+    return (view, out[1]) if keep_lines else view
 
 
-def _read_chunks(data, columns, optional, sentences):
+def _read_chunks(data, columns, optional, sentences, codes=False):
     """Every chunk `iter_conll_chunks` yields, then the error it stops with (if any)."""
     got = []
     try:
-        for corpus, raw in conll.iter_conll_chunks(io.BytesIO(data), columns, optional=optional,
+        for corpus, raw in conll.iter_conll_chunks(_Source.open(data), columns, optional=optional,
                                                    sentences=sentences):
-            got.append((_view(corpus), raw))
+            got.append((_view(corpus) + ((_factorized(corpus),) if codes else ()), raw))
     except Exception as exc:  # noqa: BLE001
         got.append(_error(exc))
     return got
+
+
+def _tagging_output(data, columns, optional, sentences, only=None) -> tuple[str, list] | tuple:
+    """What `structperc tag` writes for a column file with made-up tags (the words reversed, so some
+    are non-ASCII), through `iter_tagging_chunks` and `write_tagged`; the error if reading fails."""
+    out = io.StringIO()
+    views = []
+    try:
+        for corpus, raw in conll.iter_tagging_chunks(_Source.open(data), columns, optional=optional,
+                                                     only=only, sentences=sentences):
+            views.append(_view(corpus))
+            word = next(iter(corpus.columns))
+            conll.write_tagged(out, raw, [w[::-1] + "é" for w in corpus.columns[word]])
+    except Exception as exc:  # noqa: BLE001
+        return _error(exc)
+    return out.getvalue(), views
 
 
 def _no_column_fast_path(mp):
@@ -156,22 +243,43 @@ def _no_column_fast_path(mp):
 @settings(max_examples=400, **FAST)
 @given(case=conll_files(), piece=_piece_sizes(), keep_lines=st.booleans(), sentences=st.integers(1, 4))
 def test_column_reader_fast_path_equals_line_by_line(case, piece, keep_lines, sentences):
-    """`read_conll` and `iter_conll_chunks` give the same corpus, raw lines and errors with and
-    without `_ColumnParser._parse_fast`, for any piece size.
+    """`read_conll` and `iter_conll_chunks` give the same corpus (with the same distinct values and
+    codes), raw lines and errors through the compiled scanner, the numpy fast path and the
+    line-by-line parser, for any piece size.
 
-    The fast path decides widths, blank lines and ``-DOCSTART-`` lines from the bytes with numpy and
-    splits the fields with one ``str.split`` over the whole piece; if the two views of "whitespace"
-    or "line" ever disagree, fields shift between columns silently, which no later check would catch.
+    The fast paths decide widths, blank lines and ``-DOCSTART-`` lines from the bytes and split the
+    fields without Python code per line; if their views of "whitespace" or "line" ever disagree with
+    ``str.split``, fields shift between columns silently, which no later check would catch. The
+    compiled scanner also enters values into a hash table shared by all pieces and must undo a piece
+    it gives up on half-way: a leftover would show as an extra or misordered distinct value.
     """
+    data, columns, optional = case
+
+    def read():
+        return (_read_conll(data, columns, optional, keep_lines, codes=True),
+                _read_chunks(data, columns, optional, sentences, codes=True))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conll, "_PIECE", piece)
+        got = _all_modes(mp, read)
+    assert got[0] == got[2]
+    assert got[1] == got[2]
+    assert got[3] == got[2]
+
+
+@settings(max_examples=200, **FAST)
+@given(case=conll_files(), piece=_piece_sizes(), sentences=st.integers(1, 4))
+def test_tagging_output_does_not_depend_on_the_reader(case, piece, sentences):
+    """`write_tagged` over the raw lines the compiled reader keeps as bytes writes what `write_conll`
+    writes over the line-by-line reader's strings (separators per sentence, CRLF, BOM, odd
+    whitespace inside lines, non-ASCII tags), chunk by chunk."""
     data, columns, optional = case
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(conll, "_PIECE", piece)
-        fast = (_read_conll(data, columns, optional, keep_lines),
-                _read_chunks(data, columns, optional, sentences))
-        _no_column_fast_path(mp)
-        slow = (_read_conll(data, columns, optional, keep_lines),
-                _read_chunks(data, columns, optional, sentences))
-    assert fast == slow
+        got = _all_modes(mp, _tagging_output, data, columns, optional, sentences)
+    assert got[0] == got[2]
+    assert got[1] == got[2]
+    assert got[3] == got[2]
 
 
 def test_column_fast_path_is_taken_on_regular_input():
@@ -186,22 +294,91 @@ def test_column_fast_path_is_taken_on_regular_input():
     assert parsed.raw == [["Zürich\tNNP\tB-NP", "北京 NR  B-NP"], ["x y z"]]
 
 
+@compiled_reader
+def test_compiled_column_scan_is_taken_on_regular_input():
+    """Same guard for the compiled scanner, which must also give the values' codes in order of first
+    occurrence, the line spans without CR, and a tab separator only where a sentence's first line
+    holds a tab."""
+    data = BOM + "-DOCSTART- -X- O\r\n\r\nZürich\tNNP\tB-NP\r\n北京 NR  B-NP\r\n\r\nx NR z\r\n".encode()
+    interner = scan.Interner(2)
+    got = scan.scan_piece("columns", 1, data, [0, 1], interner, True, -1)
+    assert got is not None
+    assert interner.distinct == [["Zürich", "北京", "x"], ["NNP", "NR"]]
+    assert [c.tolist() for c in got.codes] == [[0, 1, 2], [0, 1, 1]]
+    assert got.lengths.tolist() == [2, 1] and got.lines.tolist() == [3, 6] and got.width == 3
+    assert got.raw.tolist() == [["Zürich\tNNP\tB-NP", "北京 NR  B-NP"], ["x NR z"]]
+    assert got.raw.sep.tolist() == [9, 32]
+
+
 @pytest.mark.parametrize("data, columns", [
     (b"a\nb\n\n\nc\n", ["word"]),
     ("-DOCSTART-\n\nA\u3000B x\nc d\n\n".encode(), ["word", "pos"]),    # exotic whitespace: fallback
     (b"a b\nc\n\nd e\n", ["word", "pos"]),                                # wrong width: fallback's error
     (b"a b\n\n\xff c\n", ["word", "pos"]),                                # bad UTF-8: fallback's error
     (BOM + b"a b\r\nc d", ["word", "pos", "chunk"]),                      # optional column, no final \n
+    (b"a b\n\nc d\n\nA\xc2\xa0B x\nc e\n", ["word", "pos"]),             # NBSP after regular pieces
+    (b"x y\n\n\xed\xa0\x80 z\n", ["word", "pos"]),                        # a surrogate is not UTF-8
+    (b"x y\n\n\xf0\x9f\x98\x80 z\n", ["word", "pos"]),                    # 4-byte sequence
+    (b"x y\n\n\xe0\x80\xaf z\n", ["word", "pos"]),                        # overlong form
+    (b"-DOCSTART-\n\n", ["word", "pos"]),                                  # no sentences
 ])
 def test_column_reader_exact_cases(data, columns):
-    """A few hand-picked files, each read with and without the fast path at several piece sizes."""
-    for piece in (1, 3, DEFAULT_PIECE):
+    """A few hand-picked files, each read in every mode at several piece sizes."""
+    for piece in (1, 3, 8, DEFAULT_PIECE):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(conll, "_PIECE", piece)
-            optional = columns[2:]
-            fast = _read_conll(data, columns, optional, True)
-            _no_column_fast_path(mp)
-            assert fast == _read_conll(data, columns, optional, True)
+            got = _all_modes(mp, _read_conll, data, columns, columns[2:], True, True)
+        assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2], (piece, got)
+
+
+def test_reading_many_distinct_values():
+    """Enough distinct values for the compiled hash table to grow several times, in pieces: same
+    corpus, codes and raw lines as the line-by-line reader."""
+    rng = random.Random(3)
+    words = [f"w{i}é" for i in range(30_000)]
+    lines = [f"{rng.choice(words)} {rng.choice(words[:50])}" + ("\n" if rng.random() < 0.1 else "")
+             for _ in range(60_000)]
+    data = ("\n".join(lines) + "\n").encode()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conll, "_PIECE", 1 << 18)
+        got = _all_modes(mp, _read_conll, data, ["word", "pos"], (), True, True)
+    assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2]
+
+
+def test_reading_many_distinct_conllu_values():
+    """The same for CoNLL-U, whose scanner stops when the table is full and resumes at that line:
+    words, lemmas and tags of 40,000 lines, some non-ASCII, comments and empty nodes between."""
+    rng = random.Random(4)
+    lines = []
+    for i in range(40_000):
+        if rng.random() < 0.05:
+            lines.append(["", "# sent_id = x", "# text = Zürich"][rng.randrange(3)])
+        w = f"w{rng.randrange(30_000)}" + ("é" if rng.random() < 0.3 else "")
+        ident = str(1 + i % 7) + (".1" if rng.random() < 0.02 else "")
+        lines.append("\t".join([ident, w, w.upper(), "NOUN", "_", "_", "0", "dep", "_", "_"]))
+    data = ("\n".join(lines) + "\n").encode()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conll, "_PIECE", 1 << 18)
+        got = _all_modes(mp, _read_conllu, data, True, True)
+    assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2]
+    assert len(got[0][0][4]["word"][0]) > 20_000
+
+
+@compiled_reader
+def test_interner_rollback_restores_the_table():
+    """A piece the compiled scanner gives up on half-way leaves nothing behind: entries are only
+    appended, so clearing the newer ones restores the table exactly, even after it grew."""
+    interner = scan.Interner(1)
+    before = interner.add_strings(0, ["a", "b", "a"])
+    table, state = interner.table.copy(), interner.state.copy()
+    snap = interner.snapshot()
+    data = "".join(f"x{i} y\n" for i in range(5000)).encode() + b"bad\x1c line\n"
+    assert scan.scan_piece("columns", 1, data, [0], interner, False, -1) is None
+    assert len(interner.table) > len(table)  # it grew before giving up
+    assert interner.state.tolist() == state.tolist() == snap.tolist()
+    assert sorted(interner.table[interner.table >= 0].tolist()) == [0, 1]
+    assert interner.add_strings(0, ["b", "c", "a"]).tolist() == [1, 2, 0]
+    assert before.tolist() == [0, 1, 0] and interner.distinct == [["a", "b", "c"]]
 
 
 #: Inputs of the \x1c-\x1f bug and what the line-by-line reader makes of them.
@@ -226,10 +403,13 @@ def test_ascii_separator_characters_reference(data, columns, expected):
         assert _read_conll(data, columns, (), False) == expected
 
 
+@pytest.mark.parametrize("mode", MODES[:2])
 @pytest.mark.parametrize("data, columns, expected", _SEPARATOR_CASES)
-def test_ascii_separator_characters_regression(data, columns, expected):
-    """The fast path on the same inputs (its property above leaves these characters out)."""
-    assert _read_conll(data, columns, (), False) == expected
+def test_ascii_separator_characters_regression(data, columns, expected, mode):
+    """The fast paths on the same inputs (its property above leaves these characters out)."""
+    with pytest.MonkeyPatch.context() as mp:
+        _reader_mode(mp, mode)
+        assert _read_conll(data, columns, (), False) == expected
 
 
 # --------------------------------------------------------------------------- 2. CoNLL-U
@@ -264,32 +444,64 @@ def conllu_files(draw) -> bytes:
     return _finish(draw, _join(draw, lines), draw(st.sampled_from(["keep", "keep", "drop"])))
 
 
-def _read_conllu(data, keep_lines):
+def _read_conllu(data, keep_lines, codes=False):
     try:
-        out = conll.read_conllu(io.BytesIO(data), keep_lines=keep_lines)
+        out = conll.read_conllu(_Source.open(data), keep_lines=keep_lines)
     except Exception as exc:  # noqa: BLE001
         return _error(exc)
-    if keep_lines:
-        corpus, raw = out
-        return _view(corpus), raw
-    return _view(out)
+    corpus = out[0] if keep_lines else out
+    view = _view(corpus) + ((_factorized(corpus),) if codes else ())
+    return (view, out[1]) if keep_lines else view
+
+
+def _conllu_tagging_output(data, only):
+    """What `structperc tag` writes for a CoNLL-U file (tags made from the FORM column)."""
+    out = io.StringIO()
+    try:
+        (corpus, raw), = conll.iter_tagging_chunks(_Source.open(data, ".conllu"), [], only=only)
+        conll.write_tagged(out, raw, [w[::-1] + "é" for w in corpus.columns["word"]])
+    except Exception as exc:  # noqa: BLE001
+        return _error(exc)
+    return out.getvalue(), _view(corpus)
+
+
+class _Named(io.BytesIO):
+    """An in-memory file with a name (`iter_tagging_chunks` tells CoNLL-U by the name)."""
+
+    def __init__(self, data: bytes, name: str):
+        super().__init__(data)
+        self.name = name
 
 
 @settings(max_examples=400, **FAST)
 @given(data=conllu_files(), piece=_piece_sizes(), keep_lines=st.booleans())
 def test_conllu_fast_path_equals_line_by_line(data, piece, keep_lines):
-    """`read_conllu` gives the same corpus, raw lines and errors with and without `_conllu_fast`.
+    """`read_conllu` gives the same corpus (distinct values and codes included), raw lines and errors
+    through the compiled scanner, `_conllu_fast` and the line-by-line `_conllu_blocks`.
 
-    The fast path drops comments, multi-word tokens and empty nodes with vectorized masks and finds
-    sentence starts with cumulative sums; a slip there misnumbers sentences (error messages point to
-    the wrong line) or keeps a non-word as a token.
+    The fast paths drop comments, multi-word tokens and empty nodes without Python code per line and
+    find sentence starts from block boundaries; a slip there misnumbers sentences (error messages
+    point to the wrong line) or keeps a non-word as a token.
     """
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(conll, "_PIECE", piece)
-        fast = _read_conllu(data, keep_lines)
-        mp.setattr(conll, "_conllu_fast", lambda *a: None)
-        slow = _read_conllu(data, keep_lines)
-    assert fast == slow
+        got = _all_modes(mp, _read_conllu, data, keep_lines, True)
+    assert got[0] == got[2]
+    assert got[1] == got[2]
+    assert got[3] == got[2]
+
+
+@settings(max_examples=200, **FAST)
+@given(data=conllu_files(), piece=_piece_sizes(), only=st.sampled_from([None, {"word"}, {"upos", "word"}]))
+def test_conllu_tagging_output_does_not_depend_on_the_reader(data, piece, only):
+    """`structperc tag`'s output for CoNLL-U (lines kept as bytes, only the columns the model reads)
+    equals the line-by-line reader's with `write_conll`."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(conll, "_PIECE", piece)
+        got = _all_modes(mp, _conllu_tagging_output, data, only)
+    assert got[0] == got[2]
+    assert got[1] == got[2]
+    assert got[3] == got[2]
 
 
 _ROW = "\t".join(["{}", "{}"] + ["_"] * 8)
@@ -305,11 +517,10 @@ _NO_WORD_CASES = [
 ]
 
 
-def _conllu_words(data, piece, fast):
+def _conllu_words(data, piece, mode):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(conll, "_PIECE", piece)
-        if not fast:
-            mp.setattr(conll, "_conllu_fast", lambda *a: None)
+        _reader_mode(mp, mode)
         got = _read_conllu(data, False)
     return got if got[0] == "raised" else (got[0], got[1]["word"], *got[2:])
 
@@ -317,13 +528,14 @@ def _conllu_words(data, piece, fast):
 @pytest.mark.parametrize("lines, piece, expected", _NO_WORD_CASES)
 def test_conllu_piece_without_words_reference(lines, piece, expected):
     """The line-by-line reader skips a block without words (no sentence for it)."""
-    assert _conllu_words(("\n".join(lines) + "\n").encode(), piece, False) == expected
+    assert _conllu_words(("\n".join(lines) + "\n").encode(), piece, "lines") == expected
 
 
+@pytest.mark.parametrize("mode", MODES[:2])
 @pytest.mark.parametrize("lines, piece, expected", _NO_WORD_CASES)
-def test_conllu_piece_without_words_regression(lines, piece, expected):
-    """The fast path on the same inputs (its property above leaves such pieces out)."""
-    assert _conllu_words(("\n".join(lines) + "\n").encode(), piece, True) == expected
+def test_conllu_piece_without_words_regression(lines, piece, expected, mode):
+    """The fast paths on the same inputs (its property above leaves such pieces out)."""
+    assert _conllu_words(("\n".join(lines) + "\n").encode(), piece, mode) == expected
 
 
 def test_conllu_fast_path_is_taken_on_regular_input():
@@ -337,10 +549,50 @@ def test_conllu_fast_path_is_taken_on_regular_input():
     assert parsed.values[1] == ["zu", "dem", "北京"]
     assert parsed.lengths == [2, 1] and parsed.starts == [2, 8]
     assert parsed.raw == [[row("1", "zu"), row("2", "dem")], [row("1", "北京")]]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_conllu_fast", lambda *a: None)
-        slow = _read_conllu(text.encode(), True)
-    assert _read_conllu(text.encode(), True) == slow
+    got = []
+    for mode in MODES:
+        with pytest.MonkeyPatch.context() as mp:
+            _reader_mode(mp, mode)
+            got.append(_read_conllu(text.encode(), True, codes=True))
+    assert got[0] == got[1] == got[2]
+
+
+@compiled_reader
+def test_compiled_conllu_scan_is_taken_on_regular_input():
+    """Same guard for the compiled scanner: comments, -DOCSTART-, multi-word tokens, empty nodes,
+    CRLF, a BOM, non-ASCII words, a blank line of spaces; only the wanted columns get codes."""
+    row = lambda i, w, u="X": "\t".join([i, w, "_", u] + ["_"] * 6)  # noqa: E731
+    text = "\n".join(["# sent_id = 1", row("1-2", "zum"), row("1", "zu", "ADP"), row("2", "dem"),
+                      row("2.1", "x"), " \t", "-DOCSTART-", "# c", row("1", "北京"), ""]) + "\n"
+    data = BOM + text.replace("\n", "\r\n").encode()
+    interner = scan.Interner(2)
+    got = scan.scan_piece("conllu", 1, data, [1, 3], interner, True)
+    assert got is not None
+    assert interner.distinct == [["zu", "dem", "北京"], ["ADP", "X"]]
+    assert [c.tolist() for c in got.codes] == [[0, 1, 2], [0, 1, 1]]
+    assert got.lengths.tolist() == [2, 1] and got.lines.tolist() == [2, 9]
+    assert got.raw.tolist() == [[row("1", "zu", "ADP"), row("2", "dem")], [row("1", "北京")]]
+    assert got.n_lines == data.count(b"\n") == 10
+
+
+_A = "1\tA\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+
+
+@pytest.mark.parametrize("data", [
+    (_A + "1a\tB\t_\t_\t_\t_\t_\t_\t_\t_\n").encode(),         # bad id after a good piece
+    (_A + "1\tB\t_\t_\t_\n").encode(),                           # too few fields
+    (_A + "\u3000\n1\tB\t_\t_\t_\t_\t_\t_\t_\t_\n").encode(),     # a blank line to str.isspace
+    (_A + "\u00b2\tB\t_\t_\t_\t_\t_\t_\t_\t_\n").encode(),      # '²'.isdigit(): a word id
+    _A.encode() + b"1\tB\xff\t_\t_\t_\t_\t_\t_\t_\t_\r\n",         # not UTF-8
+    "# only a comment\n\n3-4\tzum\t_\t_\t_\t_\t_\t_\t_\t_\n".encode(),  # no words at all
+])
+def test_conllu_exact_cases(data):
+    """Irregular CoNLL-U read in every mode at several piece sizes: same corpus or same error."""
+    for piece in (1, 12, DEFAULT_PIECE):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(conll, "_PIECE", piece)
+            got = _all_modes(mp, _read_conllu, data, True, True)
+        assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2], (piece, got)
 
 
 # --------------------------------------------------------------------------- 3. IOB2 from label ids

@@ -8,15 +8,17 @@ import gzip
 import zlib
 import io
 import itertools
+import mmap
 import operator
 import os
 import re
 import sys
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, Any, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from structperc.corpus.columns import Corpus
+from structperc.corpus.columns import Corpus, compact
+from structperc.corpus.scan import Interner, RawLines, RawPiece, scan_piece
 from structperc.errors import InputError
 
 #: Column names of CoNLL-U, with FORM called ``word`` so templates read the same across formats.
@@ -85,35 +87,87 @@ def read_pieces(path: str | os.PathLike | IO) -> Iterator[tuple[int, list[str]]]
             stream.close()
 
 
-def read_sentence_pieces(path: str | os.PathLike | IO) -> Iterator[tuple[int, bytes]]:
+def read_sentence_pieces(path: str | os.PathLike | IO, counted: list[int] | None = None) \
+        -> Iterator[tuple[int, bytes]]:
     """Yield ``(number_of_first_line, bytes)`` pieces of a few MiB that each end at a blank line.
 
     Cut between sentences, every piece can be parsed on its own (`_ColumnParser.parse_piece`).
+    A consumer that counted a piece's lines anyway (the compiled scanner does) may append that
+    number to ``counted`` before asking for the next piece, which saves counting them again.
     """
     name, stream, owned = _open_binary(path)
     number = 0
-    rest = b""
     try:
-        while True:
-            piece = _read_bytes(stream, name)
-            if not piece:
+        piece = _read_bytes(stream, name)
+        searched = 0  # no blank line before this offset of piece
+        while piece:
+            ahead = _read_bytes(stream, name)
+            if not ahead:  # the last piece, whole: no copy of it to cut a few bytes off
+                yield number + 1, piece if piece.endswith(b"\n") else piece + b"\n"
                 break
-            piece = rest + piece
-            cut = max(piece.rfind(b"\n\n"), piece.rfind(b"\n\r\n")) + 1
+            last = piece.rfind(b"\n\n", searched)
+            cut = max(last, piece.rfind(b"\n\r\n", max(last, searched))) + 1
             if cut == 0:
-                rest = piece
+                searched = max(len(piece) - 2, 0)
+                piece += ahead
                 continue
             piece, rest = piece[:cut], piece[cut:]
             yield number + 1, piece
-            number += piece.count(b"\n")
-        if rest:
-            yield number + 1, rest if rest.endswith(b"\n") else rest + b"\n"
+            number += counted.pop() if counted else piece.count(b"\n")
+            piece, searched = rest + ahead, 0
     finally:
         if owned:
             stream.close()
 
 
 _PIECE = 1 << 22
+
+
+def _mapped_pieces(path, counted: list[int]) -> Iterator[tuple[int, bytes | memoryview]]:
+    """`read_sentence_pieces` without copies for a plain file: pieces are views of the memory-mapped
+    file (the page cache itself), cut at blank lines the same way. Streams, standard input, ``.gz``
+    and anything that cannot be mapped go through `read_sentence_pieces`.
+
+    The last piece may lack a final newline (the compiled scanner does not need one; the line-by-line
+    fallback adds it to its copy)."""
+    name = None if hasattr(path, "read") or str(path) == "-" or str(path).endswith(".gz") \
+        else str(path)
+    mapped = None
+    if name is not None and os.path.isfile(name):
+        try:
+            with open(name, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size:
+                    mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            mapped = None
+    if mapped is None:
+        yield from read_sentence_pieces(path, counted)
+        return
+    view = memoryview(mapped)
+    size = len(mapped)
+    number, start = 0, 0
+    while start < size:
+        end = min(start + _PIECE, size)
+        searched = start
+        while end < size:
+            last = mapped.rfind(b"\n\n", searched, end)
+            cut = max(last, mapped.rfind(b"\n\r\n", max(last, searched), end)) + 1
+            if cut > 0:
+                end = cut
+                break
+            # no blank line yet: a longer piece, searching only what is new (and the 2 bytes before)
+            searched = max(start, end - 2)
+            end = min(end + _PIECE, size)
+        yield number + 1, view[start:end]
+        if end < size:
+            number += counted.pop() if counted else mapped[start:end].count(b"\n")
+        start = end
+
+
+def _piece_bytes(data: bytes | memoryview) -> bytes:
+    """A piece as the line-by-line parsers take it: bytes ending with a newline."""
+    data = bytes(data)
+    return data if data.endswith(b"\n") else data + b"\n"
 
 
 def _lines(piece: bytes, name: str, lines_before: int) -> list[str]:
@@ -199,7 +253,8 @@ def _split_by_lengths(items: list, lengths: list[int]) -> list[list]:
 
 
 class _ColumnParser:
-    """Turns a CoNLL column file into a `Corpus`, checking that every line has the same width.
+    """Parses pieces of a CoNLL column file, checking that every line has the same width (the
+    fallback of the compiled scanner, see `_LeanReader`).
 
     Pieces are parsed whole where they are regular (the usual case): one ``str.split`` over the piece
     for the fields and numpy over its bytes for the fields per line, blank lines and ``-DOCSTART-``
@@ -299,18 +354,6 @@ class _ColumnParser:
                 raw.append(block)
         return _Parsed(values, lengths, starts, raw if keep_lines else None)
 
-    def corpus(self, parts: list["_Parsed"]) -> tuple[Corpus, list[list[str]]]:
-        """One `Corpus` (and the raw lines, if kept) from parsed pieces."""
-        if len(parts) == 1:
-            whole = parts[0]
-        else:
-            whole = _Parsed.empty(len(self.columns))
-            for part in parts:
-                whole.extend(part)
-        present = self.columns[:self.width or len(self.columns)]
-        cols = {c: v for c, v in zip(present, whole.values) if c != "_"}
-        return _corpus(cols, whole.lengths, whole.starts, self.name), whole.raw or []
-
 
 class _Parsed:
     """Columns, sentence lengths, first line numbers and (optionally) raw lines of some sentences."""
@@ -324,32 +367,166 @@ class _Parsed:
     def empty(cls, n_columns: int) -> "_Parsed":
         return cls([[] for _ in range(n_columns)], [], [], [])
 
-    def extend(self, other: "_Parsed") -> None:
-        for store, column in zip(self.values, other.values):
-            store.extend(column)
-        self.lengths.extend(other.lengths)
-        self.starts.extend(other.starts)
-        if other.raw:
-            self.raw.extend(other.raw)
+
+class _Part:
+    """Sentences of one or more pieces: codes of the wanted columns, lengths, first lines, raw lines
+    (a `RawLines` when kept as bytes, a list of lists of str otherwise, None when not kept)."""
+
+    __slots__ = ("codes", "lengths", "starts", "raw")
+
+    def __init__(self, codes: list[np.ndarray], lengths: np.ndarray, starts: np.ndarray, raw):
+        self.codes, self.lengths, self.starts, self.raw = codes, lengths, starts, raw
 
     def __len__(self) -> int:
         return len(self.lengths)
 
-    def take(self, n: int) -> "_Parsed":
-        """Split off the first ``n`` sentences (returned); ``self`` keeps the rest."""
-        t = sum(self.lengths[:n])
-        head = _Parsed([v[:t] for v in self.values], self.lengths[:n], self.starts[:n],
-                       self.raw[:n] if self.raw else [])
-        self.values = [v[t:] for v in self.values]
-        self.lengths, self.starts = self.lengths[n:], self.starts[n:]
-        self.raw = self.raw[n:] if self.raw else []
+
+class _LeanReader:
+    """Reads a file piece by piece into integer codes of the wanted columns and their distinct values
+    (`Interner`), so no str per token is ever kept.
+
+    Each piece goes through the compiled scanner of `structperc.corpus.scan` when it is built and the
+    piece is regular; otherwise through the fast numpy path or the line-by-line parser (which raise
+    the errors), whose values are then entered into the same tables.
+    """
+
+    def __init__(self, path, fmt: str, names: list[str], want: list[int], keep_lines: bool,
+                 parser: "_ColumnParser | None" = None):
+        self.path, self.fmt, self.names, self.want = path, fmt, names, want
+        self.keep_lines, self.parser = keep_lines, parser
+        self.name = parser.name if parser is not None else _source_name(path)
+        self.interner = Interner(len(want))
+        self.raw_as_bytes = keep_lines and self.interner.compiled
+        self.chunks_made = 0
+
+    def parts(self) -> Iterator[_Part]:
+        counted: list[int] = []
+        for first, data in _mapped_pieces(self.path, counted):
+            yield self._piece(first, data, counted)
+
+    def _piece(self, first: int, data: bytes | memoryview, counted: list[int]) -> _Part:
+        parser = self.parser
+        if self.interner.compiled:
+            width = parser.width if parser is not None and parser.width is not None else -1
+            got = scan_piece(self.fmt, first, data, self.want, self.interner, self.keep_lines, width)
+            if got is not None:
+                counted.append(got.n_lines)
+                if parser is not None and parser.width is None and got.width >= 0:
+                    parser._first_width(got.width, int(got.lines[0]))
+                raw = RawLines([got.raw]) if self.keep_lines else None
+                return _Part(got.codes, got.lengths, got.lines, raw)
+        data = _piece_bytes(data)
+        if self.fmt == "conllu":
+            parsed = _conllu_fast(first, data, self.keep_lines)
+            if parsed is None:  # irregular: line by line, naming the bad line
+                lines = _lines(data, self.name, first - 1)
+                parsed = _conllu_blocks(_blocks(enumerate(lines, first), True), self.name,
+                                        self.keep_lines)
+        else:
+            parsed = parser.parse_piece(first, data, self.keep_lines)
+        # past the file's width (an absent optional column) the numpy path has no list at all
+        codes = [self.interner.add_strings(k, parsed.values[j] if j < len(parsed.values) else [])
+                 for k, j in enumerate(self.want)]
+        raw = None
+        if self.keep_lines:
+            raw = RawLines([RawPiece.from_lists(parsed.raw or [])]) if self.raw_as_bytes \
+                else (parsed.raw or [])
+        return _Part(codes, np.asarray(parsed.lengths, dtype=np.int64),
+                     np.asarray(parsed.starts, dtype=np.int64), raw)
+
+    # ------------------------------------------------------------ assembling
+    def empty(self) -> _Part:
+        raw = (RawLines() if self.raw_as_bytes else []) if self.keep_lines else None
+        return _Part([[] for _ in self.want], [], [], raw)
+
+    @staticmethod
+    def extend(into: _Part, part: _Part) -> None:
+        """Append ``part`` to ``into`` (whose fields are lists of arrays until `merge`)."""
+        for store, codes in zip(into.codes, part.codes):
+            store.append(codes)
+        into.lengths.append(part.lengths)
+        into.starts.append(part.starts)
+        if part.raw is not None:
+            if isinstance(into.raw, RawLines):
+                into.raw.pieces.extend(part.raw.pieces)
+            else:
+                into.raw.extend(part.raw)
+
+    @staticmethod
+    def merge(part: _Part) -> _Part:
+        def cat(arrays):
+            if not arrays:
+                return np.zeros(0, dtype=np.int64)
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+        return _Part([cat(c) for c in part.codes], cat(part.lengths), cat(part.starts), part.raw)
+
+    @staticmethod
+    def take(part: _Part, n: int) -> _Part:
+        """Split the first ``n`` sentences off a merged part (returned); ``part`` keeps the rest."""
+        t = int(part.lengths[:n].sum())
+        if isinstance(part.raw, RawLines):
+            raw = part.raw.take(n)
+        elif part.raw is not None:
+            raw, part.raw = part.raw[:n], part.raw[n:]
+        else:
+            raw = None
+        head = _Part([c[:t] for c in part.codes], part.lengths[:n], part.starts[:n], raw)
+        part.codes = [c[t:] for c in part.codes]
+        part.lengths, part.starts = part.lengths[n:], part.starts[n:]
         return head
 
+    def corpus(self, part: _Part) -> Corpus:
+        """A `Corpus` of a merged part, its columns handed over as codes (`Corpus.from_codes`)."""
+        width = self.parser.width if self.parser is not None else None
+        coded: dict[str, tuple[list[str], np.ndarray]] = {}
+        for k, (name, j) in enumerate(zip(self.names, self.want)):
+            if width is not None and j >= width:
+                continue  # an optional column the file does not have
+            distinct, codes = self.interner.distinct[k], part.codes[k]
+            if self.chunks_made:  # later chunks use some of the values: number them afresh
+                distinct, codes = compact(distinct, codes)
+            elif len(distinct) != (int(codes.max()) + 1 if len(codes) else 0):
+                # the first chunk uses a prefix of the values, in order of first occurrence
+                distinct = distinct[:int(codes.max()) + 1 if len(codes) else 0]
+            coded[name] = (distinct, codes)
+        self.chunks_made += 1
+        ptr = np.zeros(len(part.lengths) + 1, dtype=np.int64)
+        np.cumsum(part.lengths, out=ptr[1:])
+        return Corpus.from_codes(coded, ptr, self.name, np.asarray(part.starts, dtype=np.int64))
 
-def _corpus(cols: dict[str, list[str]], lengths: list[int], starts: list[int], name: str) -> Corpus:
-    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    return Corpus(cols, ptr, name, np.asarray(starts, dtype=np.int64))
+    def read_all(self) -> tuple[Corpus, Any]:
+        whole = self.empty()
+        for part in self.parts():
+            self.extend(whole, part)
+        whole = self.merge(whole)
+        if not len(whole.lengths):
+            raise InputError("no sentences (the file is empty)", self.name)
+        return self.corpus(whole), whole.raw
+
+    def chunks(self, sentences: int) -> Iterator[tuple[Corpus, Any]]:
+        pending = self.merge(self.empty())
+        pending.raw = self.empty().raw
+        for part in self.parts():
+            acc = self.empty()
+            self.extend(acc, pending)
+            self.extend(acc, part)
+            pending = self.merge(acc)
+            while len(pending) >= sentences:
+                head = self.take(pending, sentences)
+                yield self.corpus(head), head.raw
+        if len(pending):
+            yield self.corpus(pending), pending.raw
+
+
+def _column_reader(path, columns: Sequence[str], optional: Sequence[str], keep_lines: bool,
+                   only: Collection[str] | None) -> _LeanReader:
+    parser = _ColumnParser(_source_name(path), columns, optional)
+    want = [j for j, c in enumerate(parser.columns) if c != "_" and (only is None or c in only)]
+    return _LeanReader(path, "columns", [parser.columns[j] for j in want], want, keep_lines, parser)
+
+
+def _as_lists(raw) -> list[list[str]]:
+    return raw.tolist() if isinstance(raw, RawLines) else (raw or [])
 
 
 def read_conll(
@@ -358,6 +535,7 @@ def read_conll(
     *,
     optional: Sequence[str] = (),
     keep_lines: bool = False,
+    only: Collection[str] | None = None,
 ) -> Corpus | tuple[Corpus, list[list[str]]]:
     """Read a whitespace-separated CoNLL column file.
 
@@ -371,6 +549,8 @@ def read_conll(
         Trailing columns that may be absent from the whole file (e.g. the gold tags when tagging).
     keep_lines : bool
         Also return the raw lines, so predictions can be written back beside them.
+    only : collection of str, optional
+        Read just these columns (the others are checked, as any column is, but hold no values).
 
     Examples
     --------
@@ -379,44 +559,43 @@ def read_conll(
     >>> c.columns["chunk"]
     ['B-NP', 'B-VP']
     """
-    parser = _ColumnParser(_source_name(path), columns, optional)
-    parts = [parser.parse_piece(first, data, keep_lines) for first, data in read_sentence_pieces(path)]
-    corpus, raw = parser.corpus(parts)
-    if len(corpus) == 0:
-        raise InputError("no sentences (the file is empty)", parser.name)
-    return (corpus, raw) if keep_lines else corpus
+    corpus, raw = _column_reader(path, columns, optional, keep_lines, only).read_all()
+    return (corpus, _as_lists(raw)) if keep_lines else corpus
 
 
 def iter_conll_chunks(path, columns: Sequence[str], *, optional: Sequence[str] = (),
                       sentences: int = 2000) -> Iterator[tuple[Corpus, list[list[str]]]]:
     """Read a CoNLL file in pieces of ``sentences`` sentences (with raw lines): bounded memory."""
-    parser = _ColumnParser(_source_name(path), columns, optional)
-    pending = _Parsed.empty(len(parser.columns))
-    for first, data in read_sentence_pieces(path):
-        pending.extend(parser.parse_piece(first, data, True))
-        while len(pending) >= sentences:
-            yield parser.corpus([pending.take(sentences)])
-    if len(pending):
-        yield parser.corpus([pending])
+    for corpus, raw in _column_reader(path, columns, optional, True, None).chunks(sentences):
+        yield corpus, _as_lists(raw)
 
 
-def read_conllu(path, *, keep_lines: bool = False) -> Corpus | tuple[Corpus, list[list[str]]]:
+def read_conllu(path, *, keep_lines: bool = False, columns: Collection[str] | None = None) \
+        -> Corpus | tuple[Corpus, list[list[str]]]:
     """Read CoNLL-U words (FORM, UPOS, XPOS, …), skipping comments, multi-word tokens and empty nodes.
 
-    Columns are named as in `CONLLU_COLUMNS` (``word`` for FORM).
+    Columns are named as in `CONLLU_COLUMNS` (``word`` for FORM); ``columns`` keeps only those (the
+    others are never turned into strings).
     """
-    name = _source_name(path)
-    whole = _Parsed.empty(len(CONLLU_COLUMNS))
-    for first, data in read_sentence_pieces(path):
-        part = _conllu_fast(first, data, keep_lines)
-        if part is None:  # irregular: line by line, naming the bad line
-            lines = _lines(data, name, first - 1)
-            part = _conllu_blocks(_blocks(enumerate(lines, first), True), name, keep_lines)
-        whole.extend(part)
-    if not whole.lengths:
-        raise InputError("no sentences (the file is empty)", name)
-    corpus = _corpus(dict(zip(CONLLU_COLUMNS, whole.values)), whole.lengths, whole.starts, name)
-    return (corpus, whole.raw or []) if keep_lines else corpus
+    corpus, raw = _conllu_reader(path, keep_lines, columns).read_all()
+    return (corpus, _as_lists(raw)) if keep_lines else corpus
+
+
+def _conllu_reader(path, keep_lines: bool, columns: Collection[str] | None) -> _LeanReader:
+    want = [j for j, c in enumerate(CONLLU_COLUMNS) if columns is None or c in columns]
+    return _LeanReader(path, "conllu", [CONLLU_COLUMNS[j] for j in want], want, keep_lines)
+
+
+def iter_tagging_chunks(path, columns: Sequence[str], *, optional: Sequence[str] = (),
+                        only: Collection[str] | None = None, sentences: int = 20_000) \
+        -> Iterator[tuple[Corpus, "RawLines | list[list[str]]"]]:
+    """What `structperc tag` reads: ``(corpus, raw lines)`` of CoNLL-U (all of it at once) or of CoNLL
+    columns (``sentences`` at a time), with only the columns in ``only`` and the raw lines kept as
+    bytes where the compiled reader runs (see `write_tagged`)."""
+    if is_conllu(getattr(path, "name", path)):  # a stream is told by its name, as a path is
+        yield _conllu_reader(path, True, only).read_all()
+    else:
+        yield from _column_reader(path, columns, optional, True, only).chunks(sentences)
 
 
 def _conllu_blocks(blocks: Iterable[tuple[int, list[str]]], name: str, keep_lines: bool) -> "_Parsed":
@@ -502,18 +681,31 @@ def is_conllu(path) -> bool:
 
 
 def read_corpus(path, columns: Sequence[str] | None, *, optional: Sequence[str] = (),
-                keep_lines: bool = False):
-    """Read CoNLL-U when the file name says so, else CoNLL columns named by ``columns``."""
+                keep_lines: bool = False, only: Collection[str] | None = None):
+    """Read CoNLL-U when the file name says so, else CoNLL columns named by ``columns``; with
+    ``only``, just those columns (a model that reads two of CoNLL-U's ten holds codes for two)."""
     if is_conllu(path):
-        return read_conllu(path, keep_lines=keep_lines)
+        return read_conllu(path, keep_lines=keep_lines, columns=only)
     if not columns:
         raise InputError("name the columns (e.g. --columns word,pos,chunk)", _source_name(path))
-    return read_conll(path, columns, optional=optional, keep_lines=keep_lines)
+    return read_conll(path, columns, optional=optional, keep_lines=keep_lines, only=only)
+
+
+def write_tagged(out: IO[str], lines: "RawLines | Sequence[Sequence[str]]", tags: Sequence[str]) -> None:
+    """`write_conll` with the tags flat (corpus order), for the raw lines of `iter_tagging_chunks`:
+    bytes kept by the compiled reader are written with the tags appended by a kernel, no str per line."""
+    if isinstance(lines, RawLines):
+        lines.write(out, tags)
+        return
+    ends = np.cumsum([len(block) for block in lines]).tolist()
+    write_conll(out, lines, (tags[a:b] for a, b in zip([0] + ends[:-1], ends)))
 
 
 def write_conll(out: IO[str], lines: Iterable[Sequence[str]], predictions: Iterable[Sequence[str]],
                 sep: str | None = None) -> None:
     """Write each input line with its predicted tag appended as a new last column."""
+    if isinstance(lines, RawLines):
+        lines = lines.tolist()
     parts = []
     for block, tags in zip(lines, predictions):
         s = sep if sep is not None else ("\t" if "\t" in block[0] else " ")
