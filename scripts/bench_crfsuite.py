@@ -158,6 +158,7 @@ TASKS: dict[str, TaskConfig] = {
         # the gazetteer column only if the template read `gaz`, which this one does not).
         sp_train_args=("--task", "ner", "--encoding", "iob2", "--unconstrained"),
         sp_api_params=(("task", "ner"), ("encoding", "iob2"), ("constrained", False)),
+        tag_target=3.0,  # issue 5: ≥ 3× in training and tagging
         notes=("template: the sklearn-crfsuite tutorial's word2features on both sides (bias, lower, "
                "suffix3, suffix2, isupper/istitle/isdigit, POS and POS[:2]; lower/istitle/isupper/POS/"
                "POS[:2] of the previous and next word). Differences: CRFsuite adds BOS/EOS flags and "
@@ -175,6 +176,7 @@ TASKS: dict[str, TaskConfig] = {
         crf_features="pos", crf_fields=("w=2", "y=4"), crf_label="y", crf_input_fields=("w=2",),
         fmt="conllu", metric="accuracy", eval_key=("accuracy",),
         sp_train_args=("--task", "pos"), sp_api_params=(("task", "pos"),),
+        tag_target=3.0,  # issue 5: ≥ 3× in training and tagging
         notes=("template: the sklearn-crfsuite tutorial's word features without POS (bias, lower, "
                "suffix3, suffix2, isupper/istitle/isdigit; lower/istitle/isupper of ±1) on both "
                "sides; CRFsuite adds BOS/EOS flags, structperc reads __BOS__/__EOS__ padding. Tags: "

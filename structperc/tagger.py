@@ -156,14 +156,22 @@ class Tagger:
                              f"{list(task.columns)}")
 
     # -------------------------------------------------------------- data input
-    def _corpus(self, X: Any, y: Any = None, *, need_tags: bool, task: Task | None = None) -> Corpus:
+    def _corpus(self, X: Any, y: Any = None, *, need_tags: bool, task: Task | None = None,
+                template_lines: list[str] | None = None) -> Corpus:
         task = task or self.task_
         tag = task.tag_column
         if isinstance(X, Corpus):
             corpus = X
         elif isinstance(X, (str, os.PathLike)):
             optional = () if need_tags or task.columns[-1] != tag else (tag,)
-            corpus = read_corpus(X, task.columns, optional=optional)
+            if template_lines is not None:
+                reads = _template_columns(template_lines)
+            else:
+                reads = set(self.features_.columns) if hasattr(self, "features_") else None
+            only = None
+            if reads is not None:  # the columns features and labels need: a file may have many more
+                only = [c for c in task.columns if c in reads or c in (tag, task.inputs[0])]
+            corpus = read_corpus(X, task.columns, optional=optional, only=only)
         elif _is_dataset(X):
             from structperc.corpus.hf import corpus_from_dataset
             m = self.dataset_columns_ if hasattr(self, "dataset_columns_") else {}
@@ -230,9 +238,10 @@ class Tagger:
         self.__dict__.pop("_gazetteer", None)  # a refit must not decode with the old gazetteer
         self.dataset_columns_ = {"tokens": tokens, "tags": tags or task.tag_column,
                                  "features": dict(features or {})}
-        corpus = self._corpus(X, y, need_tags=True, task=task)
-        dev_corpus = self._corpus(dev, dev_y, need_tags=True, task=task) if dev is not None else None
         template_lines = resolve_template(self.template if self.template is not None else task.template)
+        corpus = self._corpus(X, y, need_tags=True, task=task, template_lines=template_lines)
+        dev_corpus = self._corpus(dev, dev_y, need_tags=True, task=task,
+                                  template_lines=template_lines) if dev is not None else None
         self.template_lines_ = template_lines
         self.extra_ = {}
         if task.gazetteer and any("gaz[" in line for line in template_lines):
@@ -587,6 +596,16 @@ def _corpus_hash(corpus: Corpus) -> str:
         h.update(name.encode())
         h.update("\x00".join(corpus.columns[name]).encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+def _template_columns(template_lines: list[str]) -> set[str] | None:
+    """Columns that templates read (None if they do not parse: reading all lets the usual error
+    surface where it always did)."""
+    try:
+        lines = [line.strip().lstrip("?") for line in template_lines]  # optional lines read too
+        return {p.atom.column for t in parse_templates(lines) for p in t.parts}
+    except (InputError, ValueError):
+        return None
 
 
 def _split_tags(flat: list[str], ptr: np.ndarray) -> list[list[str]]:

@@ -242,3 +242,18 @@ def test_empty_training_data():
 def test_unreadable_input_type():
     with pytest.raises(InputError, match="cannot read training data of type int"):
         Tagger.train(42, columns=["word", "chunk"], template=["w[0]"])
+
+
+def test_reading_a_file_keeps_only_the_columns_templates_and_labels_need(tmp_path):
+    from structperc.corpus.conll import read_conllu
+
+    rows = [["1", "Dogs", "dog", "NOUN", "NNS", "_", "2", "nsubj", "_", "_"],
+            ["2", "bark", "bark", "VERB", "VBP", "_", "0", "root", "_", "_"]]
+    path = tmp_path / "t.conllu"
+    path.write_text(("\n".join("\t".join(r) for r in rows) + "\n\n") * 3, encoding="utf-8")
+    a = Tagger.train(str(path), task="pos", template=["w[0]", "lower(w[-1])"], epochs=2)
+    b = Tagger.train(read_conllu(str(path)), task="pos", template=["w[0]", "lower(w[-1])"], epochs=2)
+    assert np.array_equal(a.weights_.state, b.weights_.state)
+    read = set(a._corpus(str(path), need_tags=True).columns)
+    assert {"upos", "word"} <= read <= {"id", "upos", "word"}   # not lemma, xpos, feats, head, …
+    assert a.predict(str(path)) == [["NOUN", "VERB"]] * 3
