@@ -120,11 +120,13 @@ def find_pair(ptr, lab, act, full, at, g, L):
     row, whose slots outside the set are marked inactive in ``act`` (see
     `structperc.state_weights.observed_pairs`).
     """
+    if full:  # the "all" set: row ``at`` starts at at·L (no read of ``ptr``: a cache miss less)
+        return at * L + g
     lo = ptr[at]
     hi = ptr[at + 1]
     if hi - lo == L:
         j = lo + g
-        return j if full or act[j] else -1
+        return j if act[j] else -1
     for j in range(lo, hi):  # labels ascend; short rows hold a few labels
         if lab[j] >= g:
             return j if lab[j] == g else -1
