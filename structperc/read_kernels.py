@@ -311,6 +311,18 @@ def _events(x):
     return t | m | (x & _HIGH)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _save_scan(scan, pos, li, ntok, nsent, bfirst, bwords):
+    """Where a scanner stopped (byte, line, tokens, sentences, the open sentence's first line and
+    words so far), so that its next call, on the next piece, resumes there."""
+    scan[0] = pos
+    scan[1] = li
+    scan[2] = ntok
+    scan[3] = nsent
+    scan[4] = bfirst
+    scan[5] = bwords
+
+
 @njit(cache=True, nogil=True)
 def scan_conllu(data, words, lead, want, codes, line_beg, line_end, sent_len, sent_line, scan, table,
                 ent, arena, state):
@@ -451,12 +463,7 @@ def scan_conllu(data, words, lead, want, codes, line_beg, line_end, sent_len, se
             nsent += 1
         bfirst = -1
         bwords = 0
-    scan[0] = pos
-    scan[1] = li
-    scan[2] = ntok
-    scan[3] = nsent
-    scan[4] = bfirst
-    scan[5] = bwords
+    _save_scan(scan, pos, li, ntok, nsent, bfirst, bwords)
     return status
 
 
@@ -576,12 +583,7 @@ def scan_columns(data, want, codes, line_beg, line_end, sent_len, sent_line, sen
         nsent += 1
         bfirst = -1
         bwords = 0
-    scan[0] = pos
-    scan[1] = li
-    scan[2] = ntok
-    scan[3] = nsent
-    scan[4] = bfirst
-    scan[5] = bwords
+    _save_scan(scan, pos, li, ntok, nsent, bfirst, bwords)
     scan[7] = width
     scan[8] = btab
     return status
