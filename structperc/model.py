@@ -115,7 +115,6 @@ class Weights:
             out[tok[real]] = paths[real]
         return out
 
-
     def _predict_compiled(self, feats: Features, out: np.ndarray) -> bool:
         """Decode with the ahead-of-time kernel (same labels as the numpy path); False without it."""
         from structperc import kernels

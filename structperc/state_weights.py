@@ -149,10 +149,10 @@ class StateWeights:
         """Index of each pair (rows[i], labels[i]) in ``values``, or -1 where it is not in the set."""
         keys = self.rows() * self.n_labels + self.labels
         want = np.asarray(rows, np.int64) * self.n_labels + np.asarray(labels, np.int64)
-        pos = np.searchsorted(keys, want)
-        pos = np.minimum(pos, max(len(keys) - 1, 0))
-        found = (len(keys) > 0) & (keys[pos] == want) if len(keys) else np.zeros(len(want), bool)
-        return np.where(found, pos, -1)
+        if not len(keys):
+            return np.full(len(want), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+        return np.where(keys[pos] == want, pos, -1)
 
 
 def _ptr_from_counts(counts: np.ndarray) -> np.ndarray:

@@ -58,17 +58,13 @@ class PerceptronState:
     best_score: float | None = None   # best dev score so far, its epoch and averaged weights
     best_epoch: int = 0
     best: Weights | None = None
-    ptr: np.ndarray | None = None     # the state feature set (see `structperc.state_weights`);
-    labels: np.ndarray | None = None  # None: all pairs of W's attributes × Wt's labels
+    ptr: np.ndarray | None = None     # the state feature set (see `structperc.state_weights`),
+    labels: np.ndarray | None = None  # required: `zeros` and checkpoints give it
     active: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        L = self.Wt.shape[1]
-        if self.ptr is None:
-            A, rem = divmod(len(self.W), L) if L else (0, 0)
-            if self.W.ndim != 1 or rem:
-                raise ValueError("state weights must be one value per pair of the feature set")
-            self.ptr, self.labels, self.active = all_pairs(A, L)
+        if self.ptr is None or self.labels is None:
+            raise ValueError("a perceptron state needs its feature set (ptr and labels)")
         self.ptr = np.ascontiguousarray(self.ptr, dtype=np.int64)
         self.labels = np.ascontiguousarray(self.labels, dtype=np.int16)
         self.active = np.ascontiguousarray(self.active if self.active is not None else [],
