@@ -37,7 +37,7 @@ def compile_kernels(output_dir: str | Path, groups: Sequence[str] | None = None)
         cc.target_cpu = "host"
         for module_name in kernels.GROUPS[group]:
             module = importlib.import_module(f"structperc.{module_name}")
-            for name, signature in module.AOT_EXPORTS.items():
+            for name, signature in getattr(module, "AOT_EXPORTS", {}).items():
                 cc.export(name, signature)(getattr(module, name).py_func)
         namespace: dict = {}
         exec(f"def source_digest():\n    return {kernels.source_digest(_PACKAGE, group)}", namespace)

@@ -23,7 +23,7 @@ from types import ModuleType
 
 #: Ahead-of-time extension modules and the kernel modules each is compiled from.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "_aot": ("train_kernels", "tag_kernels"),
+    "_aot": ("train_kernels", "tag_kernels", "intrinsics"),  # intrinsics: used by train_kernels
     "_aot_read": ("read_kernels",),
 }
 

@@ -116,16 +116,18 @@ def test_jit_can_be_forced(monkeypatch):
     assert kernels._load_aot() is None
 
 
-def test_source_digest_covers_both_kernel_files(tmp_path):
+@pytest.mark.parametrize("edited", kernels.GROUPS["_aot"])
+def test_source_digest_covers_every_file_of_the_group(tmp_path, edited):
+    """Editing any source compiled into the build (kernels or the intrinsics they use) makes it stale."""
     from pathlib import Path
 
     src = Path(kernels.__file__).parent
-    for name in ("train_kernels.py", "tag_kernels.py"):
-        (tmp_path / name).write_bytes((src / name).read_bytes())
+    for name in kernels.GROUPS["_aot"]:
+        (tmp_path / f"{name}.py").write_bytes((src / f"{name}.py").read_bytes())
     before = kernels.source_digest(tmp_path)
     assert before == kernels.source_digest(src)
     assert kernels.source_digest(src, "_aot_read") != before  # groups are built and checked apart
-    (tmp_path / "tag_kernels.py").write_bytes((src / "tag_kernels.py").read_bytes() + b"\n# edit\n")
+    (tmp_path / f"{edited}.py").write_bytes((src / f"{edited}.py").read_bytes() + b"\n# edit\n")
     assert kernels.source_digest(tmp_path) != before
 
 
@@ -164,3 +166,24 @@ def test_training_without_numba_when_built(tmp_path):
 def test_kernels_module_reloads_cleanly():
     importlib.reload(kernels)
     assert kernels.mode() in ("aot", "jit")
+
+
+def test_prefetch_intrinsic_on_every_dtype_the_kernels_use():
+    """One compiled function prefetching arrays of several dtypes (the pointer types differ) and
+    indices past the end (a prefetch never faults) still computes its plain result."""
+    from numba import njit
+
+    from structperc.intrinsics import prefetch
+
+    @njit
+    def touch(a, b, c, d, i):
+        prefetch(a, i)
+        prefetch(b, i)
+        prefetch(c, i)
+        prefetch(d, np.int32(i))
+        prefetch(a, i + 1_000_000)
+        return a[i] + b[i] + c[i] + d[i]
+
+    a, b = np.arange(5, dtype=np.float32), np.arange(5, dtype=np.float64)
+    c, d = np.arange(5, dtype=np.int16), np.arange(5, dtype=np.int64)
+    assert touch(a, b, c, d, 3) == 12.0
