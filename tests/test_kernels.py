@@ -23,6 +23,21 @@ def test_installed_package_uses_the_ahead_of_time_build():
     assert kernels.mode() == "aot"
 
 
+def test_installed_package_is_byte_compiled():
+    """An editable install writes the sources' .pyc files: without them, and with
+    PYTHONDONTWRITEBYTECODE set, every command would compile every module again at start-up."""
+    if os.environ.get("CI") != "true":
+        pytest.skip("checked in CI, where the package is installed from a clean clone")
+    import importlib.util
+    from pathlib import Path
+
+    import structperc
+    package = Path(structperc.__file__).parent
+    sources = [p for p in package.rglob("*.py") if "__pycache__" not in p.parts]
+    missing = [str(p) for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
+    assert sources and not missing
+
+
 def _problem(rng, n_sent=25, L=5, K=4, KT=0, A=40, AT=6):
     lengths = rng.integers(1, 9, n_sent)
     ptr = np.zeros(n_sent + 1, np.int64)
