@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from structperc.intrinsics import prefetch
+from structperc.intrinsics import prefetch, viterbi_step4, viterbi_step8
 
 #: Exported signatures of the ahead-of-time build (see `structperc._aot_build`): C-contiguous
 #: arrays of exactly these dtypes, which `structperc.trainer` guarantees.
@@ -45,57 +45,44 @@ def viterbi(state, trans, end, path):
         The path's score.
     """
     T, L = state.shape
-    per_token = trans.shape[0] == T
-    delta = np.empty((T, L))
-    back = np.zeros((T, L), dtype=np.int32)
+    return viterbi_into(state, np.ascontiguousarray(trans), trans.shape[0] == T, end, path, T,
+                        np.empty((T, L)), np.empty((T, L), dtype=np.int32))
+
+
+@njit(cache=True, nogil=True)
+def viterbi_into(state, trans, per_token, end, path, T, delta, back):
+    """`viterbi` of the first ``T`` rows of ``state`` (and of ``trans`` when ``per_token``, else
+    ``trans[0]`` serves every position), with work arrays the caller owns (``delta`` float64 and
+    ``back`` int32, C-contiguous, ``L`` columns, at least ``T`` rows): training reuses them for
+    every sentence.
+
+    Labels go eight, then four at a time through vectorized steps (`structperc.intrinsics`), the
+    rest one at a time; every path computes the same sums in the same order with the same
+    tie-breaking (lowest previous label), so the result does not depend on L's remainder.
+    """
+    L = state.shape[1]
     for y in range(L):
         delta[0, y] = state[0, y] + trans[0, L, y]
+    L8 = L - L % 8
     L4 = L - L % 4
     for t in range(1, T):
-        tr = trans[t if per_token else 0]
-        prev = delta[t - 1]
-        # Four labels at a time: each label's running maximum is a chain of dependent max
-        # operations; four independent chains keep the processor busy (~17% faster), and
-        # every label still sees p in ascending order, so results and ties are unchanged.
-        for y in range(0, L4, 4):
-            b0 = b1 = b2 = b3 = -np.inf
-            a0 = a1 = a2 = a3 = 0
-            for p in range(L):  # strict > keeps the lowest p on ties
-                d = prev[p]
-                s0 = d + tr[p, y]
-                s1 = d + tr[p, y + 1]
-                s2 = d + tr[p, y + 2]
-                s3 = d + tr[p, y + 3]
-                if s0 > b0:
-                    b0 = s0
-                    a0 = p
-                if s1 > b1:
-                    b1 = s1
-                    a1 = p
-                if s2 > b2:
-                    b2 = s2
-                    a2 = p
-                if s3 > b3:
-                    b3 = s3
-                    a3 = p
-            delta[t, y] = b0 + state[t, y]
-            delta[t, y + 1] = b1 + state[t, y + 1]
-            delta[t, y + 2] = b2 + state[t, y + 2]
-            delta[t, y + 3] = b3 + state[t, y + 3]
-            back[t, y] = a0
-            back[t, y + 1] = a1
-            back[t, y + 2] = a2
-            back[t, y + 3] = a3
+        ti = t if per_token else 0
+        for y in range(0, L8, 8):
+            viterbi_step8(delta, back, trans, t, ti, y)
+        if L4 > L8:
+            viterbi_step4(delta, back, trans, t, ti, L8)
         for y in range(L4, L):
             best = -np.inf
             arg = 0
-            for p in range(L):
-                s = prev[p] + tr[p, y]
+            for p in range(L):  # strict > keeps the lowest p on ties
+                s = delta[t - 1, p] + trans[ti, p, y]
                 if s > best:
                     best = s
                     arg = p
-            delta[t, y] = best + state[t, y]
+            delta[t, y] = best
             back[t, y] = arg
+        for y in range(L):
+            delta[t, y] += state[t, y]
     best = -np.inf
     arg = 0
     for y in range(L):
@@ -242,6 +229,9 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
     state = np.empty((max_len, L))
     trans = np.empty((max_len, L + 1, L))
     path = np.empty(max_len, dtype=np.int32)
+    delta = np.empty((max_len, L))
+    back = np.empty((max_len, L), dtype=np.int32)
+    per_token = XT.shape[1] > 0
     mistakes = 0
     token_errors = 0
     dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # row offsets are computed, not read
@@ -264,7 +254,7 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
             c += 1
             continue
         sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans)
-        viterbi(state[:T], trans[:T] if XT.shape[1] else trans[:1], end, path[:T])
+        viterbi_into(state, trans, per_token, end, path, T, delta, back)
         wrong = False
         for t in range(T):
             if path[t] != y[a + t]:

@@ -12,8 +12,47 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc import kernels
+from structperc import kernels, train_kernels
 from structperc.state_weights import feature_set
+
+
+def _reference_viterbi(state, trans, end):
+    """Plain Viterbi: ``trans`` is (T or 1, L + 1, L); ties go to the lowest label (np.argmax)."""
+    T, L = state.shape
+    tr = lambda t: trans[t if trans.shape[0] == T else 0]
+    delta = np.empty((T, L))
+    back = np.zeros((T, L), np.int64)
+    delta[0] = state[0] + tr(0)[L]
+    for t in range(1, T):
+        cand = delta[t - 1][:, None] + tr(t)[:L]               # (previous, current)
+        back[t] = np.argmax(cand, axis=0)                       # first maximum: lowest label
+        delta[t] = cand[back[t], np.arange(L)] + state[t]
+    path = np.empty(T, np.int64)
+    path[-1] = np.argmax(delta[-1] + end)
+    for t in range(T - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return path, float((delta[-1] + end)[path[-1]])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 21), st.booleans(), st.booleans(),
+       st.integers(0, 2**32 - 1))
+def test_viterbi_equals_the_reference(T, L, per_token, forbid, seed):
+    """Every width the compiled Viterbi uses (vectors of 8 and 4 labels, scalar remainders) gives
+    the reference's path and score, on small integer scores where ties abound."""
+    rng = np.random.default_rng(seed)
+    state = rng.integers(-2, 3, (T, L)).astype(np.float64)
+    trans = rng.integers(-2, 3, (T if per_token else 1, L + 1, L)).astype(np.float64)
+    if forbid:
+        trans[rng.random(trans.shape) < 0.2] = -np.inf
+        trans[..., 0] = 0.0                                     # label 0 keeps every path alive
+    end = np.where(rng.random(L) < 0.2, -np.inf, 0.0) if forbid else np.zeros(L)
+    end[0] = 0.0
+    path = np.empty(T, np.int32)
+    score = train_kernels.viterbi(state, trans, end, path)
+    want_path, want_score = _reference_viterbi(state, trans, end)
+    np.testing.assert_array_equal(path, want_path)
+    assert score == want_score
 
 
 def _reference_epoch(order, sent_ptr, X, XT, y, allowed, W, U, Wt, Ut, Wc, Uc, mask, end, c):
@@ -35,17 +74,7 @@ def _reference_epoch(order, sent_ptr, X, XT, y, allowed, W, U, Wt, Ut, Wc, Uc, m
             for at in XT[a + t]:
                 if at >= 0:
                     trans[t] += Wc[at]
-        delta = np.empty((T, L))
-        back = np.zeros((T, L), np.int64)
-        delta[0] = state[0] + trans[0, L]
-        for t in range(1, T):
-            cand = delta[t - 1][:, None] + trans[t, :L]          # (previous, current)
-            back[t] = np.argmax(cand, axis=0)                    # first maximum: lowest label
-            delta[t] = cand[back[t], np.arange(L)] + state[t]
-        path = np.empty(T, np.int64)
-        path[-1] = np.argmax(delta[-1] + end)
-        for t in range(T - 1, 0, -1):
-            path[t - 1] = back[t, path[t]]
+        path, _ = _reference_viterbi(state, trans, end)
         gold = y[a:b]
         if (path != gold).any():
             mistakes += 1
@@ -74,7 +103,7 @@ def _reference_epoch(order, sent_ptr, X, XT, y, allowed, W, U, Wt, Ut, Wc, Uc, m
 
 @st.composite
 def problems(draw):
-    L = draw(st.integers(1, 7))          # below, at and past multiples of four
+    L = draw(st.integers(1, 12))         # scalar only, a vector of 4, of 8, 8 + 4, remainders
     n_sent = draw(st.integers(1, 6))     # shorter and longer than the prefetch pipeline
     K = draw(st.integers(1, 3))
     KT = draw(st.sampled_from([0, 0, 1]))
