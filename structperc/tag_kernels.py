@@ -14,11 +14,48 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from structperc.intrinsics import viterbi_step4_f32, viterbi_step8_f32, viterbi_step16_f32
+
 #: Exported signatures of the ahead-of-time build (see `structperc._aot_build`).
 AOT_EXPORTS = {
     "decode_corpus": "void(i4[:, ::1], i4[:, ::1], i8[::1], i8[::1], i2[::1], f4[::1], f4[:, ::1], "
                      "f4[:, :, ::1], f8[::1], i4[::1])",
 }
+
+
+@njit(cache=True, nogil=True)
+def viterbi_step(delta, back, tr, t, L):
+    """``delta[t]`` (before the state scores) and ``back[t]`` from ``delta[t − 1]`` and ``tr[0]``:
+    max over the previous label p of ``delta[t − 1, p] + tr[0, p, y]``, ties to the lowest p (as
+    numpy's argmax). Vectors of 16 and 8 labels, a last vector ending at L for the remainder
+    (overlapping labels are recomputed to the same values); below 8 labels, 4, then scalar.
+    """
+    y = 0
+    while y + 16 <= L:
+        viterbi_step16_f32(delta, back, tr, t, 0, y)
+        y += 16
+    while y + 8 <= L:
+        viterbi_step8_f32(delta, back, tr, t, 0, y)
+        y += 8
+    if y < L and L >= 8:
+        viterbi_step8_f32(delta, back, tr, t, 0, L - 8)
+        return
+    while y + 4 <= L:
+        viterbi_step4_f32(delta, back, tr, t, 0, y)
+        y += 4
+    if y < L and L >= 4:
+        viterbi_step4_f32(delta, back, tr, t, 0, L - 4)
+        return
+    for yy in range(y, L):  # L < 4
+        best = np.float32(-np.inf)
+        arg = 0
+        for p in range(L):  # strict > keeps the lowest p on ties
+            v = delta[t - 1, p] + tr[0, p, yy]
+            if v > best:
+                best = v
+                arg = p
+        delta[t, yy] = best
+        back[t, yy] = arg
 
 
 @njit(cache=True, nogil=True)
@@ -54,9 +91,10 @@ def decode_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, out):
         if T > max_len:
             max_len = T
     state = np.empty(L, dtype=np.float32)
-    cond = np.empty((L + 1, L), dtype=np.float32)
-    delta = np.empty(L, dtype=np.float32)
-    new = np.empty(L, dtype=np.float32)
+    # (1, L + 1, L) views, the layout of the vectorized Viterbi step (one slice serves position t)
+    cond = np.empty((1, L + 1, L), dtype=np.float32)
+    base3 = base.reshape((1, L + 1, L))
+    delta = np.empty((max(max_len, 1), L), dtype=np.float32)
     back = np.zeros((max(max_len, 1), L), dtype=np.int32)
     for s in range(n):
         a = sent_ptr[s]
@@ -82,44 +120,32 @@ def decode_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, out):
                     else:
                         for j in range(lo, hi):
                             state[lab[j]] += W[j]
-            tr = base  # unconditioned: the shared matrix, no copy
+            tr = base3  # unconditioned: the shared matrix, no copy
             if KT > 0:
                 for p in range(L + 1):
                     for y in range(L):
-                        cond[p, y] = np.float32(0.0)
+                        cond[0, p, y] = np.float32(0.0)
                 for k in range(KT):
                     at = XT[row, k]
                     if at >= 0:
                         for p in range(L + 1):
                             for y in range(L):
-                                cond[p, y] += Wc[at, p, y]
+                                cond[0, p, y] += Wc[at, p, y]
                 for p in range(L + 1):
                     for y in range(L):
-                        cond[p, y] += base[p, y]
+                        cond[0, p, y] += base[p, y]
                 tr = cond
             if t == 0:
                 for y in range(L):
-                    delta[y] = state[y] + tr[L, y]
+                    delta[0, y] = state[y] + tr[0, L, y]
                 continue
-            # max over the previous label p, rows of tr contiguous; strict > keeps the lowest p on
-            # ties, as numpy's argmax does
-            d = delta[0]
+            viterbi_step(delta, back, tr, t, L)
             for y in range(L):
-                new[y] = d + tr[0, y]
-                back[t, y] = 0
-            for p in range(1, L):
-                d = delta[p]
-                for y in range(L):  # branch-free selects: the compiler can vectorize over y
-                    v = d + tr[p, y]
-                    better = v > new[y]
-                    new[y] = v if better else new[y]
-                    back[t, y] = p if better else back[t, y]
-            for y in range(L):
-                delta[y] = new[y] + state[y]
-        best64 = np.float64(delta[0]) + end[0]
+                delta[t, y] += state[y]
+        best64 = np.float64(delta[T - 1, 0]) + end[0]
         arg = 0
         for y in range(1, L):
-            v = np.float64(delta[y]) + end[y]
+            v = np.float64(delta[T - 1, y]) + end[y]
             if v > best64:
                 best64 = v
                 arg = y

@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structperc import kernels, tag_kernels, train_kernels
 
@@ -118,6 +120,39 @@ def test_decode_corpus_aot_equals_jit_and_numpy(KT, kind):
         np.testing.assert_array_equal(w.predict(feats), outs[0])   # vectorized numpy path
     finally:
         kernels._AOT = original
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 40), st.sampled_from([0, 2]), st.sampled_from(["all", "observed"]),
+       st.integers(0, 2**32 - 1))
+def test_decode_corpus_every_label_count(L, KT, kind, seed):
+    """The tagging Viterbi runs labels in vectors of 16, 8 and 4 with a last overlapping vector for
+    the remainder (and scalar code below 4 labels): every L gives the numpy decoder's labels, on
+    small integer weights where ties abound (the lowest previous label must win each one)."""
+    from structperc.features import Features
+    from structperc.model import Weights
+    from structperc.state_weights import StateWeights
+
+    rng = np.random.default_rng(seed)
+    ptr, X, XT, y, mask, end, A, AT, _ = _problem(rng, n_sent=6, L=L, KT=KT)
+    sp, lab, _ = _pairs(kind, X, y, A, L)
+    state = StateWeights(sp, lab, rng.integers(-2, 3, len(lab)).astype(np.float32), L)
+    cond = np.zeros((AT + 1, L + 1, L), np.float32)
+    cond[:-1] = rng.integers(-1, 2, (AT, L + 1, L))
+    trans = rng.integers(-1, 2, (L + 1, L)).astype(np.float32)
+    w = Weights(state, trans, cond, mask, end)
+    base = (trans + mask).astype(np.float32)
+    fns = [tag_kernels.decode_corpus] + ([kernels._AOT.decode_corpus] if kernels.mode() == "aot" else [])
+    original = kernels._AOT
+    try:
+        kernels._AOT = None
+        want = w.predict(Features(X, XT, ptr))                     # vectorized numpy path
+    finally:
+        kernels._AOT = original
+    for fn in fns:
+        out = np.full(len(X), -7, np.int32)
+        fn(X, XT, ptr, state.ptr, state.labels, state.values, base, cond, end, out)
+        np.testing.assert_array_equal(out, want)
 
 
 def test_stale_build_is_ignored(monkeypatch):
