@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import os
 import platform
@@ -700,8 +701,16 @@ def main(argv=None) -> int:
         print(f"bench_crfsuite: corpus not found: {', '.join(missing)}\n"
               f"(expected the {args.task} corpora; pass --train/--test)", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="bench-crfsuite-") as tmp:
-        raw = run_benchmark(cfg, train, test, args, Path(tmp))
+    if importlib.util.find_spec("pycrfsuite") is None:  # the workers run this interpreter
+        print("bench_crfsuite: python-crfsuite is not installed in this environment "
+              f"({sys.executable}): pip install -e \".[bench]\"", file=sys.stderr)
+        return 2
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-crfsuite-") as tmp:
+            raw = run_benchmark(cfg, train, test, args, Path(tmp))
+    except BenchError as exc:
+        print(f"bench_crfsuite: {exc}", file=sys.stderr)
+        return 1
     rows = build_rows(raw, args.tag_repeat, cfg)
     print(f"structperc vs python-crfsuite averaged perceptron — task {args.task}, "
           f"train {train}, test {test}")
