@@ -1,7 +1,8 @@
 """Which compiled kernels run: the ahead-of-time build when it matches the source, else numba's JIT.
 
 `pip install` compiles the kernel modules ahead of time into extension modules (numba's ``pycc``, see
-`structperc._aot_build`): `structperc.train_kernels` and `structperc.tag_kernels` into ``structperc._aot``,
+`structperc._aot_build`): `structperc.train_kernels`, `structperc.tag_kernels` and
+`structperc.weight_kernels` into ``structperc._aot``,
 `structperc.read_kernels` into ``structperc._aot_read`` (one extension per group, so a group can be
 rebuilt without the other). Loading that
 module costs what loading any small extension costs: no numba, no LLVM in the process. That is worth
@@ -23,7 +24,8 @@ from types import ModuleType
 
 #: Ahead-of-time extension modules and the kernel modules each is compiled from.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "_aot": ("train_kernels", "tag_kernels", "intrinsics"),  # intrinsics: used by train_kernels
+    # intrinsics: the compiler intrinsics train_kernels and tag_kernels use
+    "_aot": ("train_kernels", "tag_kernels", "weight_kernels", "intrinsics"),
     "_aot_read": ("read_kernels",),
 }
 

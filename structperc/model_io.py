@@ -159,7 +159,6 @@ def state_from_arrays(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> "
             or (len(indices) and int(indices.max()) >= L):
         raise ValueError("inconsistent sparse weight arrays")
     sw = StateWeights(indptr, indices.astype(np.int16), values, L)
-    keys = sw.rows() * L + sw.labels
-    if np.any(np.diff(keys) <= 0):
+    if not sw.rows_ascending():
         raise ValueError("sparse weight labels are not ascending within each attribute")
     return sw
