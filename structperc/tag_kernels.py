@@ -30,23 +30,22 @@ def viterbi_step(delta, back, tr, t, L):
     numpy's argmax). Vectors of 16 and 8 labels, a last vector ending at L for the remainder
     (overlapping labels are recomputed to the same values); below 8 labels, 4, then scalar.
     """
-    y = 0
-    while y + 16 <= L:
-        viterbi_step16_f32(delta, back, tr, t, 0, y)
-        y += 16
-    while y + 8 <= L:
-        viterbi_step8_f32(delta, back, tr, t, 0, y)
-        y += 8
-    if y < L and L >= 8:
-        viterbi_step8_f32(delta, back, tr, t, 0, L - 8)
+    if L >= 8:
+        y = 0
+        while y + 16 <= L:
+            viterbi_step16_f32(delta, back, tr, t, 0, y)
+            y += 16
+        if L - y > 8:  # 9..15 labels left: two vectors of 8, overlapping
+            viterbi_step8_f32(delta, back, tr, t, 0, y)
+        if y < L:
+            viterbi_step8_f32(delta, back, tr, t, 0, L - 8)
         return
-    while y + 4 <= L:
-        viterbi_step4_f32(delta, back, tr, t, 0, y)
-        y += 4
-    if y < L and L >= 4:
-        viterbi_step4_f32(delta, back, tr, t, 0, L - 4)
+    if L >= 4:  # 4..7 labels: one or two vectors of 4
+        viterbi_step4_f32(delta, back, tr, t, 0, 0)
+        if L > 4:
+            viterbi_step4_f32(delta, back, tr, t, 0, L - 4)
         return
-    for yy in range(y, L):  # L < 4
+    for yy in range(L):  # L < 4
         best = np.float32(-np.inf)
         arg = 0
         for p in range(L):  # strict > keeps the lowest p on ties
