@@ -141,7 +141,7 @@ def read_sentences(fh, fmt: str, fields: str, keep_line: bool = False) -> Iterat
 def tags_to_words(chars: str, tags: list[str]) -> list[str]:
     """Words from characters and B/M/E/S tags: a word ends after E or S; B or S always start one.
 
-    The same as `structperc.corpus.segmented.tags_to_words`, copied on purpose: importing structperc
+    The same as `structperc.labels.bmes.tags_to_words`, copied on purpose: importing structperc
     would load numpy into the CRFsuite process and charge its start-up to CRFsuite's timings.
     """
     words: list[str] = []
@@ -347,7 +347,7 @@ def sp_train(args) -> dict:
     reports = []
     params = json.loads(args.params)
     if args.api == "segmenter":
-        from structperc.cws import Segmenter
+        from structperc.segmenter import Segmenter
 
         model = Segmenter.train(args.train, template=args.template, epochs=args.epochs,
                                 callback=reports.append, **params)

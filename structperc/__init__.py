@@ -5,7 +5,7 @@ Chunking, NER, POS tagging and Chinese word segmentation from CoNLL files, plain
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from structperc.version import __version__
 
 __all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "__version__"]
 
@@ -16,10 +16,10 @@ def __getattr__(name: str):
         from structperc.tagger import Tagger
         return Tagger
     if name == "Segmenter":
-        from structperc.cws import Segmenter
+        from structperc.segmenter import Segmenter
         return Segmenter
     if name == "Corpus":
-        from structperc.corpus.columns import Corpus
+        from structperc.io.corpus import Corpus
         return Corpus
     if name in ("InputError", "ModelFormatError"):
         from structperc import errors

@@ -23,61 +23,40 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from structperc.features import FeatureIndex, Features
-from structperc.model import Weights
-from structperc.state_weights import StateWeights, feature_set
+from structperc.features.dictionary import jackknifed
+from structperc.features.gazetteer import Gazetteer, GazetteerLearner
+from structperc.inputs import to_corpus
+from structperc.model.schema import masks
+from structperc.model.state_weights import feature_set
+from structperc.model.weights import Weights
+from structperc.pipeline import Instances, training_instances
 from structperc.tagger import Tagger
-from structperc.templates import optional_columns_dropped, parse_templates
-from structperc.trainer import PerceptronState, train_perceptron
+from structperc.train.ensemble import average_weights
+from structperc.train.perceptron import PerceptronState, train_perceptron
+
+__all__ = ["average_weights", "member_weights", "train_seed_average"]
 
 
-def average_weights(members: Sequence[Weights]) -> Weights:
-    """The mean of weights that share attributes and labels (same shapes, same mask)."""
-    if not members:
-        raise ValueError("no weights to average")
-    first = members[0]
-    for w in members[1:]:
-        if w.sparse.shape != first.sparse.shape or w.cond.shape != first.cond.shape \
-                or w.trans.shape != first.trans.shape:
-            raise ValueError("members have different attributes or labels; train them on the same "
-                             "features")
-    n = float(len(members))
+def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
+    """Rebuild exactly the training instances that ``tagger.fit(X, y)`` used.
 
-    def mean(arrays: list[np.ndarray]) -> np.ndarray:
-        out = np.zeros(arrays[0].shape, dtype=np.float64)
-        for a in arrays:
-            out += a
-        return (out / n).astype(np.float32)
-    if all(w.sparse.same_pairs(first.sparse) for w in members[1:]):
-        state = first.sparse.with_values(mean([w.sparse.values for w in members]))
-    else:  # feature sets differ (members saved without their zero weights): average densely
-        state = StateWeights.from_dense(mean([w.sparse.to_dense() for w in members]))
-    return Weights(state, mean([w.trans for w in members]), mean([w.cond for w in members]),
-                   first.mask, first.end)
-
-
-def _training_features(tagger: Tagger, X: Any, y: Any) -> tuple[Features, np.ndarray]:
-    """Rebuild exactly the training features and label ids that ``tagger.fit(X, y)`` used.
-
-    ``fit`` keeps neither (they are large); the rebuild repeats its steps with the fitted tagger's
-    own settings (gazetteer folds from its seed, its templates) and checks that the attribute tables
-    come out identical.
+    ``fit`` keeps neither features nor label ids (they are large); the rebuild goes through the same
+    pipeline with the fitted tagger's own settings (dictionary folds from its seed, its templates)
+    and checks that the attribute tables come out identical.
     """
-    from structperc.gazetteer import jackknifed
-
     task = tagger.task_
-    corpus = tagger._corpus(X, y, need_tags=True, task=task)
-    if "gazetteer" in getattr(tagger, "extra_", {}):
-        corpus, _ = jackknifed(corpus, task.inputs[0], task.tag_column, task.scheme, 10, tagger.seed)
-    lines = optional_columns_dropped(tagger.template_lines_, set(corpus.columns))
-    index = FeatureIndex(parse_templates(lines), tagger.min_count)
-    feats = index.fit_transform(corpus)
-    same = len(index.keys) == len(tagger.features_.keys) and all(
+    corpus = to_corpus(X, y, task, need_tags=True, reads=tagger.reads(gold=True),
+                       token_columns=set(tagger.features_.columns),
+                       dataset_columns=tagger.dataset_columns_)
+    if isinstance(tagger.dictionary_, Gazetteer):
+        learner = GazetteerLearner(corpus, task.inputs[0], task.tag_column, task.scheme)
+        corpus, _ = jackknifed(corpus, learner, tagger.folds, tagger.seed)
+    index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count)
+    same = labels.labels == tagger.labels_ and len(index.keys) == len(tagger.features_.keys) and all(
         np.array_equal(a, b) for a, b in zip(index.keys, tagger.features_.keys))
     if not same:
         raise RuntimeError("rebuilt training features differ from the fitted tagger's")
-    tags = tagger._to_model_scheme(corpus.columns[task.tag_column], corpus.sent_ptr, task)
-    return feats, tagger.label_set_.encode(tags)
+    return data
 
 
 def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int],
@@ -86,16 +65,16 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     averaged weights)`` after each of the given epochs (one run per seed, continued epoch to epoch:
     the weights after epoch e are those of an e-epoch run). For choosing the number of epochs and
     of members on a development set."""
-    feats, labels = _training_features(tagger, X, y)
-    mask, end = tagger._masks()
+    data = _training_instances(tagger, X, y)
+    mask, end = masks(tagger.labels_, tagger.task_)
     n_labels = len(tagger.labels_)
-    pairs = feature_set(getattr(tagger, "feature_set", "all"), feats.state, labels,
+    pairs = feature_set(tagger.feature_set, data.feats.state, data.y,
                         tagger.features_.n_state_attributes, n_labels)
     for seed in seeds:
         state = PerceptronState.zeros(tagger.features_.n_state_attributes,
                                       tagger.features_.n_transition_attributes, n_labels, pairs)
         for e in sorted(epochs):
-            weights, _ = train_perceptron(feats, labels, state, mask=mask, end=end, epochs=e, seed=seed)
+            weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed)
             yield seed, e, weights
 
 

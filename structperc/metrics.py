@@ -73,7 +73,7 @@ def word_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
                 train_words: set[str] | None = None) -> dict:
     """SIGHAN bakeoff scores: word precision, recall and F1 by comparing word character spans, and
     with ``train_words`` the recall of out-of-vocabulary and in-vocabulary gold words."""
-    from structperc.corpus.segmented import word_spans
+    from structperc.labels.bmes import word_spans
 
     n_gold = n_pred = correct = 0
     oov = oov_hit = iv = iv_hit = 0
@@ -103,7 +103,7 @@ def word_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]],
 
 def bmes_word_f1(gold: Tags, pred: Tags) -> float:
     """Word F1 of two B/M/E/S tag sequences over the same characters."""
-    from structperc.corpus.segmented import tags_to_words
+    from structperc.labels.bmes import tags_to_words
 
     g = [tags_to_words("x" * len(t), t) for t in gold]
     p = [tags_to_words("x" * len(t), t) for t in pred]

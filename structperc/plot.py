@@ -5,7 +5,7 @@ import os
 from typing import Sequence
 
 from structperc.errors import StructpercError
-from structperc.trainer import EpochReport
+from structperc.train.perceptron import EpochReport
 
 
 def require_matplotlib():

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from structperc.binary import Perceptron
-from structperc.features import Features
-from structperc.trainer import PerceptronState, train_perceptron
+from structperc.features.index import Features
+from structperc.train.perceptron import PerceptronState, train_perceptron
 
 
 def _ties_on_positive(X: np.ndarray, y: np.ndarray, epochs: int) -> bool:

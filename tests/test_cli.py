@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from structperc import Tagger
 from structperc.cli import main
-from structperc.model_io import ARCHIVE_NAME
+from structperc.model.archive import ARCHIVE_NAME
 
 from conftest import TOY, conll_text
 

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc import kernels
+from structperc.compiled import loader as kernels
 from structperc.cli import main
-from structperc.corpus import scan
-from structperc.corpus.columns import ColumnMap, Corpus, compact, expand
-from structperc.corpus.conll import (iter_tagging_chunks, read_conll, read_conllu, write_conll,
+from structperc.io import scan
+from structperc.io.corpus import ColumnMap, Corpus, compact, expand
+from structperc.io.conll import (iter_tagging_chunks, read_conll, read_conllu, write_conll,
                                      write_tagged)
 from structperc.errors import InputError
 
@@ -59,7 +59,7 @@ def _no_compiled_reader(mp: pytest.MonkeyPatch) -> None:
 
 
 def scan_kernel_names() -> set[str]:
-    from structperc import read_kernels
+    from structperc.io import read_kernels
     return set(read_kernels.AOT_EXPORTS)
 
 
@@ -205,7 +205,7 @@ def test_tagging_chunks_read_only_what_the_model_reads(write_file):
 
 
 def test_read_corpus_only_some_columns(write_file):
-    from structperc.corpus.conll import read_corpus
+    from structperc.io.conll import read_corpus
 
     p = write_file("a.txt", conll_text(TOY))
     whole = read_corpus(p, ["word", "pos", "chunk"])
@@ -246,7 +246,7 @@ def test_write_tagged_to_text_and_byte_streams(write_file):
 def test_reading_and_tagging_do_not_import_numba(write_file):
     """The compiled reader is the ahead-of-time build or nothing: numba's import costs ~0.3 s."""
     p = write_file("a.conllu", CONLLU)
-    code = ("import io, sys\nfrom structperc.corpus.conll import iter_tagging_chunks, write_tagged, "
+    code = ("import io, sys\nfrom structperc.io.conll import iter_tagging_chunks, write_tagged, "
             "read_conll\n"
             f"(c, raw), = iter_tagging_chunks({p!r}, [], only={{'word'}})\n"
             "write_tagged(io.StringIO(), raw, c.columns['word'])\n"

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from structperc import InputError, Tagger
-from structperc.compress import attribute_norms, compress, keep_masks, n_kept
-from structperc.corpus.conll import read_conll
-from structperc.cws import Segmenter
-from structperc.lifecycle_cli import compress_command
-from structperc.templates import preset
+from structperc.model.compress import attribute_norms, compress, keep_masks, n_kept
+from structperc.io.conll import read_conll
+from structperc.segmenter import Segmenter
+from structperc.cli.lifecycle import compress_command
+from structperc.features.templates import preset
 
 from conftest import SAMPLE_TEST, SAMPLE_TRAIN
 

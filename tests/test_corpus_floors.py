@@ -66,7 +66,7 @@ def test_dev_split_picks_epochs_on_train_only():
 
 @pytest.mark.corpus
 def test_sxu_segmentation_floor():
-    from structperc.cws import Segmenter
+    from structperc.segmenter import Segmenter
 
     train, test = _files("sighan2008_sxu", "train.txt", "test.txt")
     seg = Segmenter.train(str(train), epochs=12, seed=0)

@@ -13,16 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import structperc.cws as cws_module
+import structperc.segmenter as cws_module
 from structperc.cli import main
-from structperc.corpus.segmented import (read_segmented, read_segmented_corpus, tags_to_words,
-                                         word_spans, words_to_tags)
-from structperc.cws import Segmenter
-from structperc.decode import viterbi_batch
+from structperc.io.segmented import read_segmented, read_segmented_corpus
+from structperc.labels.bmes import tags_to_words, word_spans, words_to_tags
+from structperc.segmenter import Segmenter
+from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError, ModelFormatError
 from structperc.labels import transition_mask, valid_sequence
-from structperc.lexicon import LEX_COLUMNS, MAX_VALUE, Lexicon, read_lexicon
-from structperc.train_kernels import viterbi as compiled_viterbi
+from structperc.features.lexicon import LEX_COLUMNS, MAX_VALUE, Lexicon, read_lexicon
+from structperc.train.epoch_kernels import viterbi as compiled_viterbi
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

@@ -1,6 +1,6 @@
 """`datasets.Dataset` in and out: a locally built Dataset with `ClassLabel` tags trains, tags and
 evaluates to the same numbers as the equivalent CoNLL file; string tag columns; `save_to_disk` and
-.jsonl specs through `structperc.corpus.hf.load` and the CLI; missing columns. No network (no ``hf:``)."""
+.jsonl specs through `structperc.io.hf.load` and the CLI; missing columns. No network (no ``hf:``)."""
 from __future__ import annotations
 
 import json
@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 datasets = pytest.importorskip("datasets")
 
-from structperc import Tagger  # noqa: E402
+from structperc import Tagger
 from structperc.cli import main  # noqa: E402
-from structperc.corpus import read_conll  # noqa: E402
-from structperc.corpus.hf import corpus_from_dataset, is_dataset_spec, load  # noqa: E402
+from structperc.io import read_conll  # noqa: E402
+from structperc.io.hf import corpus_from_dataset, is_dataset_spec, load  # noqa: E402
 from structperc.errors import InputError  # noqa: E402
 
 from conftest import SAMPLE_TEST, SAMPLE_TRAIN, conll_text  # noqa: E402

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import structperc.model as model_module
-from structperc.decode import viterbi_batch
-from structperc.features import Features
+import structperc.model.weights as model_module
+from structperc.decode.viterbi import viterbi_batch
+from structperc.features.index import Features
 from structperc.labels import LabelSet, transition_mask, valid_sequence
-from structperc.model import Weights, with_zero_row
-from structperc.train_kernels import viterbi as compiled_viterbi
+from structperc.model.weights import Weights, with_zero_row
+from structperc.train.epoch_kernels import viterbi as compiled_viterbi
 
 NEG = -np.inf
 

@@ -6,7 +6,7 @@ import pytest
 
 from structperc import Tagger
 from structperc.ensemble import average_weights, member_weights, train_seed_average
-from structperc.model import Weights
+from structperc.model.weights import Weights
 
 SENTS = [
     [("Juan", "B-PER"), ("vive", "O"), ("en", "O"), ("Madrid", "B-LOC"), (".", "O")],

@@ -5,13 +5,13 @@ returns" (values, sentence offsets, line numbers, raw lines, and the same `Input
 input is bad). The properties generate irregular inputs on purpose (odd whitespace, wrong widths, bad
 bytes, odd labels) because those are where a vectorized short-cut and a line-by-line loop can part:
 
-1. the compiled column scanner (`structperc.read_kernels.scan_columns`) and
-   `structperc.corpus.conll._ColumnParser._parse_fast` against `_ColumnParser.parse_blocks`;
-2. the compiled CoNLL-U scanner (`structperc.read_kernels.scan_conllu`) and
-   `structperc.corpus.conll._conllu_fast` against `_conllu_blocks`;
-3. `structperc.schemes.ids_to_iob2` against `convert_flat(..., "iob2")`;
-4. the dense lookup tables of `structperc.features.FeatureIndex` against the sorted-table search;
-5. the compiled decoder (`structperc.kernels.decode_corpus`) against the numpy decoder.
+1. the compiled column scanner (`structperc.io.read_kernels.scan_columns`) and
+   `structperc.io.conll.ColumnParser._parse_fast` against `_ColumnParser.parse_blocks`;
+2. the compiled CoNLL-U scanner (`structperc.io.read_kernels.scan_conllu`) and
+   `structperc.io.conll.conllu_fast` against `_conllu_blocks`;
+3. `structperc.labels.schemes.ids_to_iob2` against `convert_flat(..., "iob2")`;
+4. the dense lookup tables of `structperc.features.index.FeatureIndex` against the sorted-table search;
+5. the compiled decoder (`structperc.compiled.loader.decode_corpus`) against the numpy decoder.
 
 Three divergences found this way (ASCII separators \x1c-\x1f, CoNLL-U pieces without words, L/U
 labels read as IOBES) were fixed; their inputs stay below as plain regression tests.
@@ -28,12 +28,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from structperc import features, kernels
-from structperc.corpus import conll, scan
-from structperc.corpus.columns import Corpus
-from structperc.features import FeatureIndex
-from structperc.schemes import convert_flat, ids_to_iob2
-from structperc.templates import parse_templates
+from structperc.features.index import index as features
+
+from structperc.compiled import loader as kernels
+from structperc.io import conll, scan
+from structperc.io.corpus import Corpus
+from structperc.features.index import FeatureIndex
+from structperc.labels.schemes import convert_flat, ids_to_iob2
+from structperc.features.templates import parse_templates
 
 #: Deterministic runs (no example database, fixed seed per test) that stay well under a few seconds.
 FAST = dict(deadline=None, derandomize=True, database=None,
@@ -119,7 +121,7 @@ def _reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
     if mode != "compiled":
         mp.setattr(scan, "_kernel", lambda name: None)
     if mode == "lines":
-        mp.setattr(conll._ColumnParser, "_parse_fast", lambda self, *a: None)
+        mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
         mp.setattr(conll, "_conllu_fast", lambda *a: None)
 
 
@@ -237,7 +239,7 @@ def _tagging_output(data, columns, optional, sentences, only=None) -> tuple[str,
 
 
 def _no_column_fast_path(mp):
-    mp.setattr(conll._ColumnParser, "_parse_fast", lambda self, *a: None)
+    mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
 
 
 @settings(max_examples=400, **FAST)
@@ -286,7 +288,7 @@ def test_column_fast_path_is_taken_on_regular_input():
     """The property above would be vacuous if `_parse_fast` always gave up: on a regular file (tabs,
     CRLF, BOM, -DOCSTART-, non-ASCII letters) it must return a result itself."""
     data = BOM + "-DOCSTART- -X- O\r\n\r\nZürich\tNNP\tB-NP\r\n北京 NR  B-NP\r\n\r\nx y z\r\n".encode()
-    parser = conll._ColumnParser("<t>", ["word", "pos", "chunk"], ())
+    parser = conll.ColumnParser("<t>", ["word", "pos", "chunk"], ())
     parsed = parser._parse_fast(1, data, True)
     assert parsed is not None
     assert parsed.values == [["Zürich", "北京", "x"], ["NNP", "NR", "y"], ["B-NP", "B-NP", "z"]]
@@ -544,7 +546,7 @@ def test_conllu_fast_path_is_taken_on_regular_input():
     row = lambda i, w: "\t".join([i, w] + ["_"] * 8)  # noqa: E731
     text = "\n".join(["# sent_id = 1", row("1-2", "zum"), row("1", "zu"), row("2", "dem"), row("2.1", "x"),
                       "", "# c", row("1", "北京"), ""]) + "\n"
-    parsed = conll._conllu_fast(1, BOM + text.replace("\n", "\r\n").encode(), True)
+    parsed = conll.conllu_fast(1, BOM + text.replace("\n", "\r\n").encode(), True)
     assert parsed is not None
     assert parsed.values[1] == ["zu", "dem", "北京"]
     assert parsed.lengths == [2, 1] and parsed.starts == [2, 8]

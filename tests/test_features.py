@@ -1,6 +1,6 @@
 """FeatureIndex: attribute ids computed by hand, sentence-edge padding, pruning, names, persistence.
 
-How ids are made (see structperc.features): every atom has a vocabulary that starts with
+How ids are made (see structperc.features.index): every atom has a vocabulary that starts with
 __BOS__ = 0 and __EOS__ = 1, then values in order of first appearance; a template's key is the
 mixed-radix number of its parts' codes (radix = vocabulary size); a template's attribute ids are
 its offset plus the rank of the key among the template's sorted distinct keys.
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.corpus.columns import Corpus
+from structperc.io.corpus import Corpus
 from structperc.errors import InputError
-from structperc.features import FeatureIndex
-from structperc.templates import parse_templates
+from structperc.features.index import FeatureIndex
+from structperc.features.templates import parse_templates
 
 
 def _fi(lines, min_count=1):

@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structperc import Tagger
-from structperc.corpus.conll import read_conll, read_conllu
-from structperc.corpus.segmented import read_segmented_corpus
+from structperc.io.conll import read_conll, read_conllu
+from structperc.io.segmented import read_segmented_corpus
 from structperc.errors import InputError, ModelFormatError
-from structperc.templates import parse_template, parse_templates
+from structperc.features.templates import parse_template, parse_templates
 
 from conftest import toy_columns
 

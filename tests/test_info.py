@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from structperc import ModelFormatError, Tagger, __version__
-from structperc.compress import compress
-from structperc.cws import Segmenter
-from structperc.info import format_info, model_info
-from structperc.lifecycle_cli import info_command
-from structperc.model_io import FORMAT_VERSION
+from structperc.model.compress import compress
+from structperc.segmenter import Segmenter
+from structperc.model.info import format_info, model_info
+from structperc.cli.lifecycle import info_command
+from structperc.model.archive import FORMAT_VERSION
 
 from conftest import TOY, conll_text
 

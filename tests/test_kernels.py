@@ -12,10 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc import kernels, tag_kernels, train_kernels
+from structperc.compiled import loader as kernels
+
+from structperc.decode.viterbi import tag_kernels
+
+from structperc.train import epoch_kernels as train_kernels
 
 aot = pytest.mark.skipif(kernels.mode() != "aot", reason="structperc._aot is not built (pip install "
-                         "builds it; `python -m structperc._aot_build` rebuilds it in place)")
+                         "builds it; `python -m structperc.compiled.build` rebuilds it in place)")
 
 
 def test_installed_package_uses_the_ahead_of_time_build():
@@ -55,7 +59,7 @@ def _problem(rng, n_sent=25, L=5, K=4, KT=0, A=40, AT=6):
 
 
 def _pairs(kind, X, y, A, L):
-    from structperc.state_weights import feature_set
+    from structperc.model.state_weights import feature_set
 
     return feature_set(kind, X, y, A, L)
 
@@ -90,9 +94,9 @@ def test_train_epoch_aot_equals_jit(KT, kind):
 @pytest.mark.parametrize("kind", ["all", "observed"])
 @pytest.mark.parametrize("KT", [0, 3])
 def test_decode_corpus_aot_equals_jit_and_numpy(KT, kind):
-    from structperc.features import Features
-    from structperc.model import Weights
-    from structperc.state_weights import StateWeights
+    from structperc.features.index import Features
+    from structperc.model.weights import Weights
+    from structperc.model.state_weights import StateWeights
 
     rng = np.random.default_rng(10 + KT)
     ptr, X, XT, y, mask, end, A, AT, L = _problem(rng, n_sent=60, KT=KT)
@@ -129,9 +133,9 @@ def test_decode_corpus_every_label_count(L, KT, kind, seed):
     """The tagging Viterbi runs labels in vectors of 16, 8 and 4 with a last overlapping vector for
     the remainder (and scalar code below 4 labels): every L gives the numpy decoder's labels, on
     small integer weights where ties abound (the lowest previous label must win each one)."""
-    from structperc.features import Features
-    from structperc.model import Weights
-    from structperc.state_weights import StateWeights
+    from structperc.features.index import Features
+    from structperc.model.weights import Weights
+    from structperc.model.state_weights import StateWeights
 
     rng = np.random.default_rng(seed)
     ptr, X, XT, y, mask, end, A, AT, _ = _problem(rng, n_sent=6, L=L, KT=KT)
@@ -186,8 +190,8 @@ def test_tagging_does_not_import_numba(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys\nimport numpy as np\nfrom structperc.model import Weights\n"
-            "from structperc.features import Features\n"
+    code = ("import sys\nimport numpy as np\nfrom structperc.model.weights import Weights\n"
+            "from structperc.features.index import Features\n"
             "w = Weights(np.zeros((2, 2), np.float32), np.zeros((3, 2), np.float32),"
             " np.zeros((1, 3, 2), np.float32), np.zeros((3, 2)), np.zeros(2))\n"
             "f = Features(np.zeros((1, 1), np.int32), np.zeros((1, 0), np.int32), np.array([0, 1]))\n"
@@ -223,7 +227,7 @@ def test_prefetch_intrinsic_on_every_dtype_the_kernels_use():
     indices past the end (a prefetch never faults) still computes its plain result."""
     from numba import njit
 
-    from structperc.intrinsics import prefetch
+    from structperc.compiled.intrinsics import prefetch
 
     @njit
     def touch(a, b, c, d, i):

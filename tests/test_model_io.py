@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from structperc import ModelFormatError, Tagger
-from structperc.model_io import (ARCHIVE_NAME, FORMAT_VERSION, archive_path, dense_rows, load_archive,
+from structperc.model.archive import (ARCHIVE_NAME, FORMAT_VERSION, archive_path, dense_rows, load_archive,
                                  save_archive, sparse_rows)
 
 from conftest import TOY, toy_columns

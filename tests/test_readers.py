@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.corpus import conll
-from structperc.corpus.columns import Corpus
-from structperc.corpus.conll import (iter_conll_chunks, read_conll, read_conllu, read_corpus,
+from structperc.io import conll
+from structperc.io.corpus import Corpus
+from structperc.io.conll import (iter_conll_chunks, read_conll, read_conllu, read_corpus,
                                      write_conll)
 from structperc.errors import InputError
 

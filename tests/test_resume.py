@@ -89,7 +89,7 @@ def test_resume_refuses_a_checkpoint_of_another_run(tmp_path):
 
 @pytest.mark.corpus
 def test_continued_training_on_the_second_half_of_conll2000():
-    from structperc.corpus import read_conll
+    from structperc.io import read_conll
 
     folder = REPO.parent / "shared" / "corpora" / "conll2000"
     if not (folder / "train.txt").is_file():
@@ -122,7 +122,7 @@ def test_continued_training_adds_and_predicts_new_labels():
 @pytest.mark.parametrize("feature_set", ["all", "observed"])
 def test_continued_training_moves_old_weights_with_their_attributes(feature_set):
     """Growing the alphabet renumbers attributes and labels; the old weights must follow them."""
-    from structperc.trainer import PerceptronState
+    from structperc.train.perceptron import PerceptronState
 
     first = [["b", "d"], ["d", "b"]] * 3
     tagger = Tagger.train(first, [["X", "Y"], ["Y", "X"]] * 3, columns=["word", "tag"],

@@ -1,7 +1,7 @@
 """Saving is atomic: `kill -9` in the middle of a save (or of `structperc train` over an existing
 model) never leaves a damaged or half-written file under the model's name.
 
-`structperc.model_io.save_archive` writes a temporary file in the same directory, fsyncs it and renames
+`structperc.model.archive.save_archive` writes a temporary file in the same directory, fsyncs it and renames
 it over the old archive. A process killed before the rename leaves the old model in place (plus, at
 worst, a stray hidden ``.model.zip.*.tmp`` file: SIGKILL gives no chance to clean up); one killed after
 it leaves the new model.
@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 from structperc import Tagger
-from structperc.corpus.conll import read_conll
-from structperc.model import Weights
-from structperc.state_weights import StateWeights
+from structperc.io.conll import read_conll
+from structperc.model.weights import Weights
+from structperc.model.state_weights import StateWeights
 
 from conftest import SAMPLE_TEST, SAMPLE_TRAIN
 

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from seqeval.metrics.sequence_labeling import get_entities
 
-from structperc.decode import viterbi_batch
+from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.labels import transition_mask, valid_sequence
-from structperc.schemes import SPAN_SCHEMES, convert, convert_flat
-from structperc.train_kernels import viterbi as compiled_viterbi
+from structperc.labels.schemes import SPAN_SCHEMES, convert, convert_flat
+from structperc.train.epoch_kernels import viterbi as compiled_viterbi
 
 TYPES = ["PER", "LOC", "地名", "B-X"]   # a Chinese type, and one containing the separator
 

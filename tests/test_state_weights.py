@@ -1,4 +1,4 @@
-"""Feature sets and row-compressed state weights (`structperc.state_weights`), and training on them."""
+"""Feature sets and row-compressed state weights (`structperc.model.state_weights`), and training on them."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import structperc.state_weights as sw
-from structperc.state_weights import StateWeights, feature_set, observed_pairs
+import structperc.model.state_weights as sw
+from structperc.model.state_weights import StateWeights, feature_set, observed_pairs
 from structperc.tagger import Tagger
-from structperc.trainer import PerceptronState, train_perceptron
-from structperc.features import Features
+from structperc.train.perceptron import PerceptronState, train_perceptron
+from structperc.features.index import Features
 
 
 @st.composite
@@ -146,9 +146,10 @@ def test_observed_model_saves_loads_and_tags_the_same(tmp_path):
 @settings(max_examples=150, deadline=None)
 @given(problems(), st.booleans())
 def test_compiled_loading_equals_numpy(problem, break_order):
-    """`structperc.weight_kernels` (the JIT here, and the ahead-of-time build when it exists) lays
+    """`structperc.model.weight_kernels` (the JIT here, and the ahead-of-time build when it exists) lays
     out padded rows and checks label order exactly as the numpy code it replaces at load time."""
-    from structperc import kernels, weight_kernels
+    from structperc.compiled import loader as kernels
+    from structperc.model.weights import weight_kernels
 
     X, y, A, L, rng = problem
     fs = observed_pairs(X, y, A, L)

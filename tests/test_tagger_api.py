@@ -245,7 +245,7 @@ def test_unreadable_input_type():
 
 
 def test_reading_a_file_keeps_only_the_columns_templates_and_labels_need(tmp_path):
-    from structperc.corpus.conll import read_conllu
+    from structperc.io.conll import read_conllu
 
     rows = [["1", "Dogs", "dog", "NOUN", "NNS", "_", "2", "nsubj", "_", "_"],
             ["2", "bark", "bark", "VERB", "VBP", "_", "0", "root", "_", "_"]]

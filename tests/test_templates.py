@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structperc.errors import InputError
-from structperc.templates import (FUNCTIONS, PRESETS, Atom, Part, parse_template, parse_templates,
+from structperc.features.templates import (FUNCTIONS, PRESETS, Atom, Part, parse_template, parse_templates,
                                   preset, value_function)
 
 

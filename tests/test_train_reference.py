@@ -12,8 +12,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc import kernels, train_kernels
-from structperc.state_weights import feature_set
+from structperc.compiled import loader as kernels
+
+from structperc.train import epoch_kernels as train_kernels
+from structperc.model.state_weights import feature_set
 
 
 def _reference_viterbi(state, trans, end):

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from structperc.corpus.columns import Corpus
-from structperc.features import FeatureIndex
+from structperc.io.corpus import Corpus
+from structperc.features.index import FeatureIndex
 from structperc.labels import LabelSet, transition_mask
-from structperc.templates import parse_templates
-from structperc.trainer import EpochReport, PerceptronState, train_perceptron
+from structperc.features.templates import parse_templates
+from structperc.train.perceptron import EpochReport, PerceptronState, train_perceptron
 
 
 

@@ -26,7 +26,7 @@ from structperc.binary._validation import (
     check_positive,
     encode_labels,
 )
-from structperc.binary.kernels import ResolvedKernel
+from structperc.binary.gram import ResolvedKernel
 
 
 class BinaryEstimatorBase:

@@ -14,7 +14,7 @@ import numpy as np
 
 from structperc.binary.csvdata import DataFileError, read_labelled_csv
 from structperc.binary.experiment import ALGORITHMS, ExperimentResult, run_experiment
-from structperc.binary.kernels import parse_kernel_spec
+from structperc.binary.gram import parse_kernel_spec
 
 _NAMES = {
     "primal": "primal perceptron",

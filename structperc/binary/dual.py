@@ -6,7 +6,7 @@ from numpy.typing import ArrayLike
 
 from structperc.binary._base import BinaryEstimatorBase, KernelExpansionMixin
 from structperc.binary._engine import MistakeRule, train_dual
-from structperc.binary.kernels import KernelSpec, ResolvedKernel, resolve_kernel
+from structperc.binary.gram import KernelSpec, ResolvedKernel, resolve_kernel
 from structperc.binary.perceptron import RandomState
 
 

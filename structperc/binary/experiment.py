@@ -23,7 +23,7 @@ from structperc.binary._base import BinaryEstimatorBase
 from structperc.binary._engine import ConvergenceWarning
 from structperc.binary._validation import check_matrix, check_signs
 from structperc.binary.dual import DualPerceptron, homogeneous_gram
-from structperc.binary.kernels import resolve_kernel
+from structperc.binary.gram import resolve_kernel
 from structperc.binary.lifting import LiftedPerceptron
 from structperc.binary.margin import MarginPerceptron
 from structperc.binary.perceptron import Perceptron

@@ -11,7 +11,7 @@ from structperc.binary._base import BinaryEstimatorBase, KernelExpansionMixin
 from structperc.binary._engine import MistakeRule, train_dual, train_primal
 from structperc.binary._validation import check_positive, check_vector
 from structperc.binary.dual import homogeneous_gram
-from structperc.binary.kernels import KernelSpec, resolve_kernel
+from structperc.binary.gram import KernelSpec, resolve_kernel
 from structperc.binary.perceptron import RandomState
 from structperc.binary.transforms import homogeneous, lift
 

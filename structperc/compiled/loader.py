@@ -1,0 +1,76 @@
+"""Which compiled kernels run: the ahead-of-time build when it matches the source, else numba's JIT.
+
+`pip install` compiles the kernel modules ahead of time into extension modules (numba's ``pycc``, see
+`structperc.compiled.build`): the training epoch (`structperc.train.epoch_kernels`), the tagging
+decoder (`structperc.decode.tag_kernels`) and model loading (`structperc.model.weight_kernels`) into
+``structperc._aot``; the corpus scanners (`structperc.io.read_kernels`) into ``structperc._aot_read``
+(one extension per group, so a group can be rebuilt without the other). Loading that module costs
+what loading any small extension costs: no numba, no LLVM in the process. That is worth ~0.3 s of
+start-up and ~90 MiB of resident memory (measured: ``python -c "import numba"`` peaks at 93 MB,
+``import numpy`` at 27 MB), which dominate `structperc tag` on a small file and the peak memory of
+training.
+
+The build records a digest of the kernel sources; if the sources changed since (an editable install
+edited in place), the stale module is ignored and the JIT runs the current code instead, so the two
+can never disagree silently. ``STRUCTPERC_KERNELS=jit`` forces the JIT (the tests use it to compare).
+
+This module only finds the build: each kernel's caller keeps its own fallback (the JIT module beside
+it, or a numpy twin), so nothing here imports upwards into the rooms that use compiled code.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+#: Ahead-of-time extension modules and the kernel modules (relative to the package) each is built from.
+GROUPS: dict[str, tuple[str, ...]] = {
+    # compiled.intrinsics: the compiler intrinsics the epoch and the tagging decoder use
+    "_aot": ("train.epoch_kernels", "decode.tag_kernels", "model.weight_kernels", "compiled.intrinsics"),
+    "_aot_read": ("io.read_kernels",),
+}
+
+
+def source_digest(root: str | os.PathLike | None = None, group: str = "_aot") -> int:
+    """A 60-bit digest of a group's kernel sources (what its ahead-of-time build was compiled from)."""
+    package = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for name in GROUPS[group]:
+        h.update((package / (name.replace(".", "/") + ".py")).read_bytes())
+    return int(h.hexdigest()[:15], 16)
+
+
+def _load_aot(group: str = "_aot") -> ModuleType | None:
+    if os.environ.get("STRUCTPERC_KERNELS", "").lower() == "jit":
+        return None
+    try:
+        module = importlib.import_module(f"structperc.{group}")
+    except ImportError:
+        return None
+    try:
+        if module.source_digest() != source_digest(group=group):
+            return None
+    except (AttributeError, OSError):
+        return None
+    return module
+
+
+_AOT = _load_aot("_aot")
+_AOT_READ = _load_aot("_aot_read")
+
+
+def aot(name: str) -> Callable[..., Any] | None:
+    """The ahead-of-time build of kernel ``name`` from any current group, or None (no JIT fallback
+    here: the caller falls back to its own JIT module or numpy twin)."""
+    for module in (_AOT, _AOT_READ):
+        if module is not None and hasattr(module, name):
+            return getattr(module, name)
+    return None
+
+
+def mode() -> str:
+    """``"aot"`` when the ahead-of-time build is in use, else ``"jit"``."""
+    return "aot" if _AOT is not None else "jit"

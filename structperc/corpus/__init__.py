@@ -1,5 +1,0 @@
-"""Corpus readers and writers: files in, flat token columns out (the first step of the data flow)."""
-from structperc.corpus.columns import Corpus
-from structperc.corpus.conll import read_conll, read_conllu, read_corpus, write_conll
-
-__all__ = ["Corpus", "read_conll", "read_conllu", "read_corpus", "write_conll"]

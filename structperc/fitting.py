@@ -1,0 +1,205 @@
+"""Training runs: the orchestration between the estimators and the rooms below them.
+
+One run (`train_model`): instances from the pipeline, a fresh (or resumed) perceptron state over the
+chosen feature set, the trainer with dev scoring, checkpoints and progress, and a `Model` out.
+`fit` adds model selection on a held-out split of the training data (``dev_split``), and
+`continue_training` grows a saved model with new data (continued training).
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from structperc.features.dictionary import ColumnDictionary
+from structperc.io.corpus import Corpus
+from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
+from structperc.model.schema import Model, masks
+from structperc.model.state_weights import feature_set
+from structperc.model.task import Task
+from structperc.model.weights import Weights
+from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, split_tags,
+                                 training_instances)
+from structperc.train.perceptron import EpochReport, PerceptronState, train_perceptron
+from structperc.version import __version__
+
+Callback = Callable[[EpochReport], None]
+
+
+@dataclass
+class Fitted:
+    """What a training run gives: the model and how the run went."""
+
+    model: Model
+    best_epoch: int
+    history: list[EpochReport] = field(default_factory=list)
+    dev_history: list[EpochReport] | None = None
+
+
+def training_date() -> str:
+    """UTC time of training, or ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention:
+    with it, the same command gives a byte-identical model file)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch and \
+        epoch.isdigit() else datetime.datetime.now(datetime.timezone.utc)
+    return when.isoformat(timespec="seconds")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sources(X: Any, corpus: Corpus) -> list[dict]:
+    """Provenance of training data: a file's name and sha256, else the corpus's source."""
+    if isinstance(X, (str, os.PathLike)) and os.path.isfile(X):
+        return [{"name": os.path.basename(str(X)), "sha256": file_sha256(X)}]
+    return [{"name": corpus.source}]
+
+
+def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> float:
+    """The task's headline number on tags: span F1, BMES word F1 or token accuracy."""
+    if task.metric == "span":
+        return span_f1(gold, pred)
+    if task.metric == "words":
+        return bmes_word_f1(gold, pred)
+    return token_accuracy(gold, pred)
+
+
+def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[str], params: dict,
+        dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
+        checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
+        release: bool = False) -> Fitted:
+    """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
+    epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it."""
+    common = dict(task=task, params=params, dictionary=dictionary, dataset_columns=dataset_columns,
+                  callback=callback)
+    epochs = task.epochs
+    dev_history = None
+    if dev is None and params.get("dev_split"):
+        order = np.random.default_rng(params["seed"]).permutation(len(corpus))
+        n_dev = max(1, int(round(params["dev_split"] * len(corpus))))
+        held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
+        probe = train_model(corpus.select(kept), corpus.select(held), template_lines, epochs, **common)
+        probe.dev_history = dev_history = probe.history
+        if not params.get("refit", True):
+            return probe
+        epochs = probe.best_epoch
+    fitted = train_model(corpus, dev, template_lines, epochs, checkpoint_dir=checkpoint_dir,
+                         resume=resume, release=release, **common)
+    fitted.dev_history = dev_history
+    return fitted
+
+
+def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], epochs: int, *,
+                task: Task, params: dict, dictionary: ColumnDictionary | None, dataset_columns: dict,
+                callback: Callback | None, checkpoint_dir: str | os.PathLike | None = None,
+                resume: str | os.PathLike | None = None, release: bool = False) -> Fitted:
+    """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
+    columns are dropped once the features are built: training needs only integer arrays, and the
+    columns are a tenth of training's peak memory."""
+    index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1))
+    labels = label_set.labels
+    mask, end = masks(labels, task)
+    fingerprint = None
+    if resume is not None or checkpoint_dir is not None:  # hashing the corpus costs time and memory
+        fingerprint = {"templates": template_lines, "labels": labels, "seed": params["seed"],
+                       "attributes": [index.n_state_attributes, index.n_transition_attributes],
+                       "scheme": [task.model_scheme, task.constrained], "data": corpus_digest(corpus),
+                       **({"feature_set": params["feature_set"]}
+                          if params.get("feature_set", "all") != "all" else {})}
+    n_sentences, n_tokens = len(corpus), corpus.n_tokens
+    if release:
+        corpus.release_columns()
+    pairs = feature_set(params.get("feature_set", "all"), data.feats.state, data.y, index.n_state_attributes,
+                        len(labels))
+    if resume is not None:
+        from structperc.train.checkpoint import load_checkpoint
+
+        state = load_checkpoint(resume, fingerprint, mask, end)
+    else:
+        state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes,
+                                      len(labels), pairs)
+    del pairs
+    model = Model(task, labels, lines, index, None, params, {}, dictionary,  # type: ignore[arg-type]
+                  dataset_columns)
+    fitted = _run(model, data, state, epochs, dev, callback, params["seed"], checkpoint_dir, fingerprint)
+    fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
+    return fitted
+
+
+def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epochs: int,
+                      callback: Callback | None = None) -> Fitted:
+    """Continue training ``model`` on ``corpus`` (already holding any dictionary columns).
+
+    New attributes and new labels are added (existing ids are remapped, weights move with them).
+    Training starts from the current (averaged) weights; the averaging restarts, so the result is
+    the average of the weights after each instance of *this* training.
+    """
+    task, old = model.task, model.weights
+    label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
+                                                               model.labels)
+    L = len(label_set)
+    label_map = label_set.encode(model.labels).astype(np.int64)
+    rows = np.append(label_map, L)  # the <bos> row moves to the new last row
+    sw = old.sparse
+    old_rows = np.asarray(state_map, np.int64)[sw.rows()]
+    old_labels = label_map[sw.labels.astype(np.int64)]
+    pairs = feature_set(model.params.get("feature_set", "all"), data.feats.state, data.y,
+                        model.features.n_state_attributes, L, extra=(old_rows, old_labels))
+    state = PerceptronState.zeros(model.features.n_state_attributes,
+                                  model.features.n_transition_attributes, L, pairs)
+    state.W[state.pairs.positions(old_rows, old_labels)] = sw.values
+    state.Wt[np.ix_(rows, label_map)] = old.trans
+    state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
+    grown = Model(task, label_set.labels, model.templates, model.features, None,  # type: ignore[arg-type]
+                  model.params, {}, model.dictionary, model.dataset_columns)
+    fitted = _run(grown, data, state, epochs, dev, callback, model.params.get("seed", 0))
+    fitted.model.provenance.update(continued_from=dict(model.provenance), n_sentences=len(corpus),
+                                   n_tokens=corpus.n_tokens)
+    return fitted
+
+
+def _run(model: Model, data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
+         callback: Callback | None, seed: int, checkpoint_dir: str | os.PathLike | None = None,
+         fingerprint: dict | None = None) -> Fitted:
+    """Run the trainer from ``state`` and complete ``model`` with its weights and provenance (the
+    one training loop of fit and continued training)."""
+    task, labels = model.task, model.labels
+    mask, end = masks(labels, task)
+    dev_score = None
+    if dev is not None:
+        dev_feats = model.features.transform(dev)
+        gold = list(dev.sentences(task.tag_column))
+
+        def dev_score(weights: Weights) -> float:
+            from structperc.decode.decoder import predict
+
+            flat = data_tags(predict(weights, dev_feats), dev.sent_ptr, labels, task)
+            return task_score(task, gold, split_tags(flat, dev.sent_ptr))
+    history: list[EpochReport] = []
+
+    def report(r: EpochReport) -> None:
+        history.append(r)
+        if callback is not None:
+            callback(r)
+    on_epoch_end = None
+    if checkpoint_dir is not None:
+        from structperc.train.checkpoint import save_checkpoint
+
+        def on_epoch_end(st: PerceptronState) -> None:
+            save_checkpoint(checkpoint_dir, st, fingerprint)
+    model.weights, best_epoch = train_perceptron(
+        data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
+        dev_score=dev_score, callback=report, on_epoch_end=on_epoch_end, consume=True)
+    model.provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
+                        "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
+    return Fitted(model, best_epoch, history)
+

@@ -1,0 +1,83 @@
+"""What users hand a tagger, as a `Corpus`: a CoNLL/CoNLL-U path, a `Corpus`, a `datasets.Dataset`,
+or token lists (one string per token, or a tuple of column values per token) with optional tags.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+from structperc.errors import InputError
+from structperc.io.conll import read_corpus
+from structperc.io.corpus import Corpus
+from structperc.model.task import Task
+
+
+def is_dataset(X: Any) -> bool:
+    """Whether ``X`` is a `datasets.Dataset` (checked without importing `datasets`)."""
+    return type(X).__module__.startswith("datasets.") and hasattr(X, "features")
+
+
+def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | None,
+              token_columns: set[str] | None = None, dataset_columns: dict | None = None) -> Corpus:
+    """``X`` (and tags ``y`` for token lists) as a corpus with the task's columns.
+
+    ``reads`` names the columns a file is read for (None: all), so its other columns never become
+    strings; token tuples may hold every input column or just ``token_columns`` (a fitted model's:
+    the columns its templates read); ``need_tags`` requires the
+    gold tag column; ``dataset_columns`` maps a dataset's ``tokens``/``tags``/``features`` columns.
+    """
+    tag = task.tag_column
+    if isinstance(X, Corpus):
+        corpus = X
+    elif isinstance(X, (str, os.PathLike)):
+        optional = () if need_tags or task.columns[-1] != tag else (tag,)
+        only = None
+        if reads is not None:
+            only = [c for c in task.columns if c in reads or c in (tag, task.inputs[0])]
+        corpus = read_corpus(X, task.columns, optional=optional, only=only)
+    elif is_dataset(X):
+        from structperc.io.hf import corpus_from_dataset
+
+        m = dataset_columns or {}
+        corpus = corpus_from_dataset(X, token_column=task.inputs[0], tokens=m.get("tokens", "tokens"),
+                                     tags=m.get("tags") if need_tags or m.get("tags") in
+                                     X.column_names else None,
+                                     tag_column=tag, features=m.get("features"))
+    elif isinstance(X, Sequence) and not isinstance(X, str):
+        corpus = _from_lists(X, y, task, token_columns)
+    else:
+        raise InputError(f"cannot read training data of type {type(X).__name__}")
+    if need_tags and tag not in corpus.columns:
+        raise InputError(f"no {tag!r} column with gold tags", corpus.source)
+    if len(corpus) == 0:
+        raise InputError("no sentences", corpus.source)
+    return corpus
+
+
+def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None) -> Corpus:
+    """Token lists: strings (one column) or tuples of every input column, or of those read."""
+    inputs = task.inputs
+    needed = inputs
+    if reads is not None:  # a fitted model needs only the columns its templates read
+        needed = [c for c in inputs if c in reads] or inputs[:1]
+    for si, s in enumerate(X):
+        if isinstance(s, str):
+            raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")
+    sents = [list(s) for s in X]
+    tuples = bool(sents and sents[0] and isinstance(sents[0][0], (tuple, list)))
+    if not tuples or len(sents[0][0]) != len(inputs):
+        inputs = needed  # tuples may hold every input column or just the ones read
+    if tuples:
+        for si, s in enumerate(sents):
+            if any(not isinstance(tok, (tuple, list)) or len(tok) != len(inputs) for tok in s):
+                raise InputError(f"sentence {si}: every token needs {len(inputs)} values "
+                                 f"({', '.join(inputs)})")
+        cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(inputs)}
+    else:
+        cols = {inputs[0]: sents}
+        if len(inputs) > 1:
+            raise InputError(f"this model reads {len(inputs)} columns ({', '.join(inputs)}): "
+                             "give each token as a tuple")
+    first = next(iter(cols))
+    return Corpus.from_sentences(cols[first], y, extra={k: v for k, v in cols.items() if k != first},
+                                 token_column=first, tag_column=task.tag_column)

@@ -1,0 +1,271 @@
+"""CoNLL column files and CoNLL-U: the readers every tagging task starts from.
+
+Errors name the file and line: a user with a 200,000-line corpus needs to know where the bad line is.
+"""
+from __future__ import annotations
+
+from typing import IO, Any, Collection, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from structperc.io.corpus import Corpus, compact
+from structperc.io.parse import CONLLU_COLUMNS, ColumnParser, ReadPart, conllu_blocks, conllu_fast
+from structperc.io.scan import Interner, RawLines, RawPiece, scan_piece
+from structperc.io.text import decode_lines, line_blocks, mapped_pieces, piece_bytes, source_name
+from structperc.errors import InputError
+
+class _LeanReader:
+    """Reads a file piece by piece into integer codes of the wanted columns and their distinct values
+    (`Interner`), so no str per token is ever kept.
+
+    Each piece goes through the compiled scanner of `structperc.io.scan` when it is built and the
+    piece is regular; otherwise through the fast numpy path or the line-by-line parser (which raise
+    the errors), whose values are then entered into the same tables.
+    """
+
+    def __init__(self, path, fmt: str, names: list[str], want: list[int], keep_lines: bool,
+                 parser: "ColumnParser | None" = None):
+        self.path, self.fmt, self.names, self.want = path, fmt, names, want
+        self.keep_lines, self.parser = keep_lines, parser
+        self.name = parser.name if parser is not None else source_name(path)
+        self.interner = Interner(len(want))
+        self.raw_as_bytes = keep_lines and self.interner.compiled
+        self.chunks_made = 0
+
+    def parts(self) -> Iterator[ReadPart]:
+        counted: list[int] = []
+        for first, data in mapped_pieces(self.path, counted):
+            yield self._piece(first, data, counted)
+
+    def _piece(self, first: int, data: bytes | memoryview, counted: list[int]) -> ReadPart:
+        parser = self.parser
+        if self.interner.compiled:
+            width = parser.width if parser is not None and parser.width is not None else -1
+            got = scan_piece(self.fmt, first, data, self.want, self.interner, self.keep_lines, width)
+            if got is not None:
+                counted.append(got.n_lines)
+                if parser is not None and parser.width is None and got.width >= 0:
+                    parser._first_width(got.width, int(got.lines[0]))
+                raw = RawLines([got.raw]) if self.keep_lines else None
+                return ReadPart(got.codes, got.lengths, got.lines, raw)
+        data = piece_bytes(data)
+        if self.fmt == "conllu":
+            parsed = conllu_fast(first, data, self.keep_lines)
+            if parsed is None:  # irregular: line by line, naming the bad line
+                lines = decode_lines(data, self.name, first - 1)
+                parsed = conllu_blocks(line_blocks(enumerate(lines, first), True), self.name,
+                                        self.keep_lines)
+        else:
+            parsed = parser.parse_piece(first, data, self.keep_lines)
+        # past the file's width (an absent optional column) the numpy path has no list at all
+        codes = [self.interner.add_strings(k, parsed.values[j] if j < len(parsed.values) else [])
+                 for k, j in enumerate(self.want)]
+        raw = None
+        if self.keep_lines:
+            raw = RawLines([RawPiece.from_lists(parsed.raw or [])]) if self.raw_as_bytes \
+                else (parsed.raw or [])
+        return ReadPart(codes, np.asarray(parsed.lengths, dtype=np.int64),
+                     np.asarray(parsed.starts, dtype=np.int64), raw)
+
+    # ------------------------------------------------------------ assembling
+    def empty(self) -> ReadPart:
+        raw = (RawLines() if self.raw_as_bytes else []) if self.keep_lines else None
+        return ReadPart([[] for _ in self.want], [], [], raw)
+
+    @staticmethod
+    def extend(into: ReadPart, part: ReadPart) -> None:
+        """Append ``part`` to ``into`` (whose fields are lists of arrays until `merge`)."""
+        for store, codes in zip(into.codes, part.codes):
+            store.append(codes)
+        into.lengths.append(part.lengths)
+        into.starts.append(part.starts)
+        if part.raw is not None:
+            if isinstance(into.raw, RawLines):
+                into.raw.pieces.extend(part.raw.pieces)
+            else:
+                into.raw.extend(part.raw)
+
+    @staticmethod
+    def merge(part: ReadPart) -> ReadPart:
+        def cat(arrays):
+            if not arrays:
+                return np.zeros(0, dtype=np.int64)
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+        return ReadPart([cat(c) for c in part.codes], cat(part.lengths), cat(part.starts), part.raw)
+
+    @staticmethod
+    def take(part: ReadPart, n: int) -> ReadPart:
+        """Split the first ``n`` sentences off a merged part (returned); ``part`` keeps the rest."""
+        t = int(part.lengths[:n].sum())
+        if isinstance(part.raw, RawLines):
+            raw = part.raw.take(n)
+        elif part.raw is not None:
+            raw, part.raw = part.raw[:n], part.raw[n:]
+        else:
+            raw = None
+        head = ReadPart([c[:t] for c in part.codes], part.lengths[:n], part.starts[:n], raw)
+        part.codes = [c[t:] for c in part.codes]
+        part.lengths, part.starts = part.lengths[n:], part.starts[n:]
+        return head
+
+    def corpus(self, part: ReadPart) -> Corpus:
+        """A `Corpus` of a merged part, its columns handed over as codes (`Corpus.from_codes`)."""
+        width = self.parser.width if self.parser is not None else None
+        coded: dict[str, tuple[list[str], np.ndarray]] = {}
+        for k, (name, j) in enumerate(zip(self.names, self.want)):
+            if width is not None and j >= width:
+                continue  # an optional column the file does not have
+            distinct, codes = self.interner.distinct[k], part.codes[k]
+            if self.chunks_made:  # later chunks use some of the values: number them afresh
+                distinct, codes = compact(distinct, codes)
+            elif len(distinct) != (int(codes.max()) + 1 if len(codes) else 0):
+                # the first chunk uses a prefix of the values, in order of first occurrence
+                distinct = distinct[:int(codes.max()) + 1 if len(codes) else 0]
+            coded[name] = (distinct, codes)
+        self.chunks_made += 1
+        ptr = np.zeros(len(part.lengths) + 1, dtype=np.int64)
+        np.cumsum(part.lengths, out=ptr[1:])
+        return Corpus.from_codes(coded, ptr, self.name, np.asarray(part.starts, dtype=np.int64))
+
+    def read_all(self) -> tuple[Corpus, Any]:
+        whole = self.empty()
+        for part in self.parts():
+            self.extend(whole, part)
+        whole = self.merge(whole)
+        if not len(whole.lengths):
+            raise InputError("no sentences (the file is empty)", self.name)
+        return self.corpus(whole), whole.raw
+
+    def chunks(self, sentences: int) -> Iterator[tuple[Corpus, Any]]:
+        pending = self.merge(self.empty())
+        pending.raw = self.empty().raw
+        for part in self.parts():
+            acc = self.empty()
+            self.extend(acc, pending)
+            self.extend(acc, part)
+            pending = self.merge(acc)
+            while len(pending) >= sentences:
+                head = self.take(pending, sentences)
+                yield self.corpus(head), head.raw
+        if len(pending):
+            yield self.corpus(pending), pending.raw
+
+
+def _column_reader(path, columns: Sequence[str], optional: Sequence[str], keep_lines: bool,
+                   only: Collection[str] | None) -> _LeanReader:
+    parser = ColumnParser(source_name(path), columns, optional)
+    want = [j for j, c in enumerate(parser.columns) if c != "_" and (only is None or c in only)]
+    return _LeanReader(path, "columns", [parser.columns[j] for j in want], want, keep_lines, parser)
+
+
+def _as_lists(raw) -> list[list[str]]:
+    return raw.tolist() if isinstance(raw, RawLines) else (raw or [])
+
+
+def read_conll(
+    path,
+    columns: Sequence[str],
+    *,
+    optional: Sequence[str] = (),
+    keep_lines: bool = False,
+    only: Collection[str] | None = None,
+) -> Corpus | tuple[Corpus, list[list[str]]]:
+    """Read a whitespace-separated CoNLL column file.
+
+    Parameters
+    ----------
+    path : str, path or text/binary stream
+        ``.gz`` is read transparently; ``-`` is standard input.
+    columns : sequence of str
+        Name of each column, left to right; ``_`` ignores a column.
+    optional : sequence of str
+        Trailing columns that may be absent from the whole file (e.g. the gold tags when tagging).
+    keep_lines : bool
+        Also return the raw lines, so predictions can be written back beside them.
+    only : collection of str, optional
+        Read just these columns (the others are checked, as any column is, but hold no values).
+
+    Examples
+    --------
+    >>> import io
+    >>> c = read_conll(io.BytesIO(b"He PRP B-NP\\nran VBD B-VP\\n\\n"), ["word", "pos", "chunk"])
+    >>> c.columns["chunk"]
+    ['B-NP', 'B-VP']
+    """
+    corpus, raw = _column_reader(path, columns, optional, keep_lines, only).read_all()
+    return (corpus, _as_lists(raw)) if keep_lines else corpus
+
+
+def iter_conll_chunks(path, columns: Sequence[str], *, optional: Sequence[str] = (),
+                      sentences: int = 2000) -> Iterator[tuple[Corpus, list[list[str]]]]:
+    """Read a CoNLL file in pieces of ``sentences`` sentences (with raw lines): bounded memory."""
+    for corpus, raw in _column_reader(path, columns, optional, True, None).chunks(sentences):
+        yield corpus, _as_lists(raw)
+
+
+def read_conllu(path, *, keep_lines: bool = False, columns: Collection[str] | None = None) \
+        -> Corpus | tuple[Corpus, list[list[str]]]:
+    """Read CoNLL-U words (FORM, UPOS, XPOS, …), skipping comments, multi-word tokens and empty nodes.
+
+    Columns are named as in `CONLLU_COLUMNS` (``word`` for FORM); ``columns`` keeps only those (the
+    others are never turned into strings).
+    """
+    corpus, raw = _conllu_reader(path, keep_lines, columns).read_all()
+    return (corpus, _as_lists(raw)) if keep_lines else corpus
+
+
+def _conllu_reader(path, keep_lines: bool, columns: Collection[str] | None) -> _LeanReader:
+    want = [j for j, c in enumerate(CONLLU_COLUMNS) if columns is None or c in columns]
+    return _LeanReader(path, "conllu", [CONLLU_COLUMNS[j] for j in want], want, keep_lines)
+
+
+def iter_tagging_chunks(path, columns: Sequence[str], *, optional: Sequence[str] = (),
+                        only: Collection[str] | None = None, sentences: int = 20_000) \
+        -> Iterator[tuple[Corpus, "RawLines | list[list[str]]"]]:
+    """What `structperc tag` reads: ``(corpus, raw lines)`` of CoNLL-U (all of it at once) or of CoNLL
+    columns (``sentences`` at a time), with only the columns in ``only`` and the raw lines kept as
+    bytes where the compiled reader runs (see `write_tagged`)."""
+    if is_conllu(getattr(path, "name", path)):  # a stream is told by its name, as a path is
+        yield _conllu_reader(path, True, only).read_all()
+    else:
+        yield from _column_reader(path, columns, optional, True, only).chunks(sentences)
+
+
+
+def is_conllu(path) -> bool:
+    """Whether a file name says CoNLL-U (``.conllu`` or ``.conllu.gz``)."""
+    return str(path).endswith((".conllu", ".conllu.gz"))
+
+
+def read_corpus(path, columns: Sequence[str] | None, *, optional: Sequence[str] = (),
+                keep_lines: bool = False, only: Collection[str] | None = None):
+    """Read CoNLL-U when the file name says so, else CoNLL columns named by ``columns``; with
+    ``only``, just those columns (a model that reads two of CoNLL-U's ten holds codes for two)."""
+    if is_conllu(path):
+        return read_conllu(path, keep_lines=keep_lines, columns=only)
+    if not columns:
+        raise InputError("name the columns (e.g. --columns word,pos,chunk)", source_name(path))
+    return read_conll(path, columns, optional=optional, keep_lines=keep_lines, only=only)
+
+
+def write_tagged(out: IO[str], lines: "RawLines | Sequence[Sequence[str]]", tags: Sequence[str]) -> None:
+    """`write_conll` with the tags flat (corpus order), for the raw lines of `iter_tagging_chunks`:
+    bytes kept by the compiled reader are written with the tags appended by a kernel, no str per line."""
+    if isinstance(lines, RawLines):
+        lines.write(out, tags)
+        return
+    ends = np.cumsum([len(block) for block in lines]).tolist()
+    write_conll(out, lines, (tags[a:b] for a, b in zip([0] + ends[:-1], ends)))
+
+
+def write_conll(out: IO[str], lines: Iterable[Sequence[str]], predictions: Iterable[Sequence[str]],
+                sep: str | None = None) -> None:
+    """Write each input line with its predicted tag appended as a new last column."""
+    if isinstance(lines, RawLines):
+        lines = lines.tolist()
+    parts = []
+    for block, tags in zip(lines, predictions):
+        s = sep if sep is not None else ("\t" if "\t" in block[0] else " ")
+        parts.append("".join(f"{line}{s}{tag}\n" for line, tag in zip(block, tags)))
+    out.write("\n".join(parts) + "\n" if parts else "")
+

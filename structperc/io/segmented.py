@@ -1,0 +1,62 @@
+"""Segmented Chinese text: one sentence a line, words split by whitespace (the bakeoff format), and
+raw text lines to segment. Words become B/M/E/S tags in `structperc.labels.bmes`."""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from structperc.io.corpus import Corpus
+from structperc.io.text import open_text_lines
+from structperc.errors import InputError
+
+
+def read_segmented(path) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(line_number, words)`` for every line, empty lines as empty lists.
+
+    Words are split on any whitespace (ASCII, full-width U+3000, tabs); CRLF is tolerated.
+    """
+    for number, line in open_text_lines(path):
+        yield number, line.split()
+
+
+def read_segmented_corpus(path) -> tuple[list[list[str]], list[int]]:
+    """All non-empty lines of a segmented file as word lists, with their line numbers."""
+    sents, lines = [], []
+    for number, words in read_segmented(path):
+        if words:
+            sents.append(words)
+            lines.append(number)
+    if not sents:
+        raise InputError("no sentences (the file is empty)", str(path))
+    return sents, lines
+
+
+def iter_raw_lines(paths: Iterable) -> Iterator[str]:
+    """Lines of raw text from files (or ``-``), line ends removed, read in large decoded pieces."""
+    for path in paths:
+        for _, line in open_text_lines(path):
+            yield line
+
+
+def char_corpus(texts: Sequence[str], tags: Sequence[Sequence[str]] | None = None,
+                source: str = "<memory>") -> Corpus:
+    """A corpus of the characters of ``texts`` (column ``char``, one sentence per text) and their
+    ``tag`` column when ``tags`` are given.
+
+    Characters are factorized by code point in numpy: the generic per-token dict is the slow part of
+    segmenting large files.
+    """
+    joined = "".join(texts)
+    cols: dict[str, list[str]] = {"char": list(joined)}
+    if tags is not None:
+        cols["tag"] = [t for sent in tags for t in sent]
+        if len(cols["tag"]) != len(joined):
+            raise InputError("tags and characters differ in number", source)
+    ptr = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=ptr[1:])
+    corpus = Corpus(cols, ptr, source)
+    points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    distinct, codes = np.unique(points, return_inverse=True)
+    corpus.use_codes("char", [chr(c) for c in distinct.tolist()], codes.astype(np.int64).ravel())
+    return corpus

@@ -1,0 +1,64 @@
+"""BMES: word segmentation as character tagging, words <-> tags.
+
+B begins a word, M continues it, E ends it, S is a one-character word. The conversion is exact both
+ways, so words -> tags -> words is the identity.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def words_to_tags(words: Sequence[str]) -> list[str]:
+    """B/M/E/S tags of the characters of ``words``.
+
+    Examples
+    --------
+    >>> words_to_tags(["上海市", "体育", "局"])
+    ['B', 'M', 'E', 'B', 'E', 'S']
+    """
+    tags: list[str] = []
+    for w in words:
+        n = len(w)
+        if n == 1:
+            tags.append("S")
+        elif n > 1:
+            tags.append("B")
+            tags.extend("M" * (n - 2))
+            tags.append("E")
+    return tags
+
+
+def tags_to_words(chars: Sequence[str], tags: Sequence[str]) -> list[str]:
+    """Words from characters and their tags; a word ends after E or S (or at the end of the line).
+
+    Ill-formed sequences (which constrained decoding never produces) still give a segmentation:
+    B or S always start a new word.
+
+    Examples
+    --------
+    >>> tags_to_words("上海市体育局", ["B", "M", "E", "B", "E", "S"])
+    ['上海市', '体育', '局']
+    """
+    words: list[str] = []
+    cur: list[str] = []
+    for ch, tag in zip(chars, tags):
+        if tag in ("B", "S") and cur:
+            words.append("".join(cur))
+            cur = []
+        cur.append(ch)
+        if tag in ("E", "S"):
+            words.append("".join(cur))
+            cur = []
+    if cur:
+        words.append("".join(cur))
+    return words
+
+
+def word_spans(words: Sequence[str]) -> list[tuple[int, int]]:
+    """Character offsets ``(start, end)`` of each word: what bakeoff scoring compares."""
+    spans = []
+    pos = 0
+    for w in words:
+        spans.append((pos, pos + len(w)))
+        pos += len(w)
+    return spans

@@ -1,0 +1,164 @@
+"""The model file: a zip archive of ``.npy`` arrays and JSON metadata, never pickle.
+
+A model path is a directory holding ``model.zip``, so users can write ``--model chunker/``. The archive
+is written to a temporary file in the same directory and renamed over the old one (atomic on POSIX): a
+crash mid-save leaves the previous model intact. Arrays are read with ``allow_pickle=False``; the JSON
+names the format and its version, and a newer version is refused with a message saying so.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from structperc.errors import ModelFormatError
+
+if TYPE_CHECKING:
+    from structperc.model.state_weights import StateWeights
+
+FORMAT_NAME = "structperc-model"
+FORMAT_VERSION = 1
+ARCHIVE_NAME = "model.zip"
+_META = "metadata.json"
+_ALLOWED_DTYPES = {"float32", "float64", "int16", "int32", "int64", "uint8", "uint16", "bool"}
+
+
+def archive_path(path: str | os.PathLike) -> Path:
+    """The archive inside a model directory (or the path itself if it names a ``.zip`` file)."""
+    p = Path(path)
+    return p if p.suffix == ".zip" else p / ARCHIVE_NAME
+
+
+def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> Path:
+    """Write metadata and arrays atomically; returns the archive path."""
+    target = archive_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta, format=FORMAT_NAME, format_version=FORMAT_VERSION,
+                arrays={k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()})
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+                _write_member(zf, _META, json.dumps(meta, ensure_ascii=False, sort_keys=True).encode())
+                for name, arr in arrays.items():
+                    buf = io.BytesIO()
+                    np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+                    _write_member(zf, f"{name}.npy", buf.getvalue())
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a model is an ordinary file
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def _write_member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    # A fixed timestamp and mode: the same model gives the same bytes (reproducible files).
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.external_attr = 0o644 << 16
+    zf.writestr(info, data)
+
+
+def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read and check an archive; any damage raises `ModelFormatError` naming the file."""
+    target = archive_path(path)
+    if not target.exists():
+        raise ModelFormatError(f"{path}: no model here (expected {target})")
+    try:
+        with zipfile.ZipFile(target) as zf:
+            names = set(zf.namelist())
+            if _META not in names:
+                raise ModelFormatError(f"{target}: not a structperc model (no {_META})")
+            meta = json.loads(zf.read(_META).decode("utf-8"))
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+                raise ModelFormatError(f"{target}: not a structperc model (format "
+                                       f"{meta.get('format') if isinstance(meta, dict) else None!r})")
+            version = meta.get("format_version")
+            if not isinstance(version, int) or version < 1:
+                raise ModelFormatError(f"{target}: bad format version {version!r}")
+            if version > FORMAT_VERSION:
+                raise ModelFormatError(
+                    f"{target}: written by a newer structperc (model format {version}; this version "
+                    f"reads up to {FORMAT_VERSION}): upgrade structperc to load it")
+            arrays = {}
+            for name, spec in meta.get("arrays", {}).items():
+                if f"{name}.npy" not in names:
+                    raise ModelFormatError(f"{target}: array {name!r} is missing")
+                arr = np.lib.format.read_array(io.BytesIO(zf.read(f"{name}.npy")), allow_pickle=False)
+                if str(arr.dtype) not in _ALLOWED_DTYPES or str(arr.dtype) != spec.get("dtype") \
+                        or list(arr.shape) != spec.get("shape"):
+                    raise ModelFormatError(f"{target}: array {name!r} does not match its description")
+                arrays[name] = arr
+    except ModelFormatError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, json.JSONDecodeError, UnicodeDecodeError,
+            ValueError, KeyError, TypeError, AttributeError, OSError, EOFError, RuntimeError) as exc:
+        raise ModelFormatError(f"{target}: damaged or not a structperc model ({type(exc).__name__}: "
+                               f"{exc})") from None
+    return meta, arrays
+
+
+def sparse_rows(dense: np.ndarray) -> dict[str, np.ndarray]:
+    """Row-compressed storage of a weight matrix: most (attribute, label) weights stay zero."""
+    flat = dense.reshape(dense.shape[0], int(np.prod(dense.shape[1:])))
+    rows, cols = np.nonzero(flat)
+    indptr = np.zeros(flat.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=flat.shape[0]), out=indptr[1:])
+    col_dtype = np.uint8 if flat.shape[1] <= 256 else (np.uint16 if flat.shape[1] <= 65536 else np.int64)
+    return {"indptr": indptr, "indices": cols.astype(col_dtype),
+            "values": flat[rows, cols].astype(np.float32)}
+
+
+def dense_rows(parts: dict[str, np.ndarray], shape: tuple[int, ...], zero_rows: int = 0) -> np.ndarray:
+    """Inverse of `sparse_rows`, validating every index; ``zero_rows`` extra all-zero rows at the end
+    (`structperc.model.weights.Weights` wants one: allocating it here saves copying the whole table)."""
+    indptr, indices, values = parts["indptr"], parts["indices"], parts["values"]
+    n_rows = shape[0]
+    width = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    if len(indptr) != n_rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+            or indptr[-1] != len(indices) or len(indices) != len(values) \
+            or (len(indices) and int(indices.max()) >= width):
+        raise ValueError("inconsistent sparse weight arrays")
+    out = np.zeros((n_rows + zero_rows, width), dtype=np.float32)
+    rows = np.repeat(np.arange(n_rows), np.diff(indptr))
+    out[rows, indices.astype(np.int64)] = values
+    return out.reshape((n_rows + zero_rows,) + tuple(shape[1:]))
+
+
+def pair_arrays(weights: "StateWeights") -> dict[str, np.ndarray]:
+    """Storage of state weights: the pairs with a non-zero weight, in `sparse_rows`' layout (row
+    pointers over every attribute, label per pair, weight per pair), so files written before feature
+    sets existed read the same way."""
+    sw = weights.nonzero()
+    L = sw.n_labels
+    col_dtype = np.uint8 if L <= 256 else (np.uint16 if L <= 65536 else np.int64)
+    return {"indptr": sw.ptr, "indices": sw.labels.astype(col_dtype), "values": sw.values}
+
+
+def state_from_arrays(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> "StateWeights":
+    """Inverse of `pair_arrays`, validating every index (labels ascending within each attribute)."""
+    from structperc.model.state_weights import StateWeights
+
+    indptr, indices, values = parts["indptr"], parts["indices"], parts["values"]
+    if len(shape) != 2:
+        raise ValueError("state weights must be attributes × labels")
+    n_rows, L = shape
+    if L > 32767 or len(indptr) != n_rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+            or indptr[-1] != len(indices) or len(indices) != len(values) \
+            or (len(indices) and int(indices.max()) >= L):
+        raise ValueError("inconsistent sparse weight arrays")
+    sw = StateWeights(indptr, indices.astype(np.int16), values, L)
+    if not sw.rows_ascending():
+        raise ValueError("sparse weight labels are not ascending within each attribute")
+    return sw

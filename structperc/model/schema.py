@@ -1,0 +1,182 @@
+"""The model schema: what a model file holds and how it is written and read — the one place.
+
+A model is a directory holding ``model.zip`` (see `structperc.model.archive` for the container:
+arrays + JSON, never pickle, written atomically, versioned). Saving, loading, ``structperc info``,
+``structperc compress``, the segmenter and every face go through `write` and `read`; nothing else
+knows the metadata's keys.
+
+Metadata (format version 1)::
+
+    labels           sorted label strings (ids are their positions)
+    task, columns, tag_column, scheme, encoding, constrained, metric    the `Task`
+    templates        template lines (the feature index's templates, in order)
+    features         the feature index's vocabularies, radixes, frequent values (`FeatureIndex.state_dict`)
+    shapes           {"state": [A, L], "cond": [AT, L + 1, L]}
+    params           the estimator's constructor parameters, without the template
+    provenance       version, date, epochs, best epoch, seed, dev score, training files …
+    extra            the learnt dictionary: {"gazetteer": …} (NER) or {"cws": {train_words, lexicon}}
+    dataset_columns  the `datasets` column names a model was trained from
+
+Arrays: ``keys_<i>`` (per-template sorted attribute keys), ``state_{indptr,indices,values}`` (the
+non-zero state pairs, row-compressed, float32), ``cond_{indptr,indices,values}`` (conditioned
+transitions, likewise) and ``trans`` ((L + 1) × L, the last row ``<bos>``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from structperc.errors import InputError, ModelFormatError
+from structperc.features.gazetteer import Gazetteer
+from structperc.features.index import FeatureIndex
+from structperc.features.lexicon import SegmentationDictionary
+from structperc.features.templates import parse_templates
+from structperc.labels import LabelSet, transition_mask
+from structperc.labels.schemes import SPAN_SCHEMES
+from structperc.model.archive import (FORMAT_VERSION, archive_path, dense_rows, load_archive, pair_arrays, save_archive,
+                                      sparse_rows, state_from_arrays)
+from structperc.model.task import Task
+from structperc.model.weights import Weights
+
+_SCHEMES = SPAN_SCHEMES + ("none", "bmes")
+#: Errors that mean "these bytes do not describe a model" while reading the metadata.
+_DAMAGE = (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, InputError)
+
+
+@dataclass
+class Model:
+    """A trained model as it is saved and loaded.
+
+    Attributes
+    ----------
+    task : Task
+        Columns, tag column, schemes, constraints and metric.
+    labels : list of str
+        Sorted; a label's id is its position.
+    templates : list of str
+        Template lines, in the order of ``features.templates``.
+    features : FeatureIndex
+    weights : Weights
+        With the scheme's transition mask and end penalties.
+    params : dict
+        Constructor parameters of the estimator that trained it.
+    provenance : dict
+    dictionary : Gazetteer or SegmentationDictionary or None
+        The learnt dictionary whose columns the templates may read.
+    dataset_columns : dict
+    """
+
+    task: Task
+    labels: list[str]
+    templates: list[str]
+    features: FeatureIndex
+    weights: Weights
+    params: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+    dictionary: Gazetteer | SegmentationDictionary | None = None
+    dataset_columns: dict = field(default_factory=dict)
+    #: The format version of the file it was read from (models built in memory: the current one).
+    format_version: int = FORMAT_VERSION
+
+    @property
+    def label_set(self) -> LabelSet:
+        return LabelSet(self.labels)
+
+
+def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The transition mask and end penalties of ``task``'s scheme over ``labels`` (all zero when the
+    task is unconstrained)."""
+    return transition_mask(labels, task.model_scheme if task.constrained else "none")
+
+
+def _dictionary_json(dictionary: Gazetteer | SegmentationDictionary | None) -> dict:
+    if dictionary is None:
+        return {}
+    if isinstance(dictionary, SegmentationDictionary):
+        return {"cws": dictionary.to_json()}
+    return {"gazetteer": dictionary.to_json()}
+
+
+def _dictionary(extra: dict, task: Task) -> Gazetteer | SegmentationDictionary | None:
+    if not isinstance(extra, dict):
+        raise TypeError("extra is not a mapping")
+    if extra.get("gazetteer") is not None:
+        return Gazetteer.from_json(extra["gazetteer"], word=task.inputs[0])
+    if isinstance(extra.get("cws"), dict):
+        return SegmentationDictionary.from_json(extra["cws"])
+    return None
+
+
+def write(path: str | os.PathLike, model: Model) -> Path:
+    """Save ``model`` atomically to directory ``path``; returns the archive's path."""
+    meta_f, arrays = model.features.state_dict()
+    w = model.weights
+    arrays.update({f"state_{part}": values for part, values in pair_arrays(w.sparse).items()})
+    arrays.update({f"cond_{part}": values for part, values in sparse_rows(w.cond[:-1]).items()})
+    arrays["trans"] = w.trans.astype(np.float32)
+    t = model.task
+    meta = {
+        "labels": model.labels, "task": t.name, "columns": list(t.columns),
+        "tag_column": t.tag_column, "scheme": t.scheme, "encoding": t.model_scheme,
+        "constrained": t.constrained, "metric": t.metric, "templates": model.templates,
+        "features": meta_f,
+        "shapes": {"state": list(w.sparse.shape), "cond": list(w.cond[:-1].shape)},
+        "params": model.params, "provenance": model.provenance,
+        "extra": _dictionary_json(model.dictionary), "dataset_columns": model.dataset_columns,
+    }
+    return save_archive(path, meta, arrays)
+
+
+def read(path: str | os.PathLike) -> Model:
+    """Load the model at ``path``; damaged or foreign files raise `ModelFormatError` naming it."""
+    meta, arrays = load_archive(path)
+    try:
+        return _model(meta, arrays)
+    except _DAMAGE as exc:
+        raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
+            from None
+
+
+def _task(meta: dict) -> Task:
+    if meta["scheme"] not in _SCHEMES or meta.get("encoding", meta["scheme"]) not in _SCHEMES:
+        raise ValueError("unknown tag scheme")
+    if not all(isinstance(c, str) for c in meta["columns"]) or not isinstance(meta["tag_column"], str):
+        raise ValueError("column names must be strings")
+    return Task(meta["task"], tuple(meta["columns"]), meta["tag_column"], "", meta["scheme"],
+                meta["metric"], bool(meta["constrained"]), encoding=meta.get("encoding", meta["scheme"]))
+
+
+def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
+    task = _task(meta)
+    templates = list(meta["templates"])
+    features = FeatureIndex.from_state(parse_templates(templates), meta["features"], arrays)
+    labels = list(meta["labels"])
+    if LabelSet(labels).labels != labels:
+        raise ValueError("labels are not sorted and unique")
+    L = len(labels)
+    shapes = meta["shapes"]
+    if shapes["state"] != [features.n_state_attributes, L] or \
+            shapes["cond"] != [features.n_transition_attributes, L + 1, L]:
+        raise ValueError("weight shapes do not match the feature tables")
+    state = state_from_arrays({k: arrays[f"state_{k}"] for k in ("indptr", "indices", "values")},
+                              tuple(shapes["state"]))
+    cond = dense_rows({k: arrays[f"cond_{k}"] for k in ("indptr", "indices", "values")},
+                      tuple(shapes["cond"]), zero_rows=1)
+    trans = np.asarray(arrays["trans"], dtype=np.float32)
+    if trans.shape != (L + 1, L):
+        raise ValueError("transition weights have the wrong shape")
+    mask, end = masks(labels, task)
+    provenance = meta["provenance"]
+    if not isinstance(provenance, dict):
+        raise TypeError("provenance is not a mapping")
+    return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end),
+                 dict(meta["params"]), provenance, _dictionary(meta.get("extra", {}), task),
+                 dict(meta.get("dataset_columns", {})), int(meta["format_version"]))
+
+
+def file_size(path: str | os.PathLike) -> int:
+    """Bytes of the archive of the model at ``path``."""
+    return archive_path(path).stat().st_size

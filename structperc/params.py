@@ -1,0 +1,43 @@
+"""Estimator parameters -> the `Task` a run trains for, validated before any data is read."""
+from __future__ import annotations
+
+from typing import Any
+
+from structperc.errors import InputError
+from structperc.labels.schemes import SPAN_SCHEMES
+from structperc.model.state_weights import FEATURE_SETS
+from structperc.model.task import Task, get_task
+
+
+def task_for(params: dict[str, Any]) -> Task:
+    """The task preset named by ``params["task"]`` with the parameters that override it."""
+    cols = tuple(params["columns"]) if params.get("columns") is not None else None
+    tag = params.get("tag_column")
+    if cols is not None and tag is None:
+        tag = [c for c in cols if c != "_"][-1]
+    return get_task(params["task"], columns=cols, tag_column=tag, scheme=params.get("scheme"),
+                    constrained=params.get("constrained"), epochs=params.get("epochs"),
+                    encoding=params.get("encoding"))
+
+
+def check(params: dict[str, Any], task: Task) -> None:
+    """Refuse parameters no run could use, with a message naming the parameter."""
+    epochs = params.get("epochs")
+    if not isinstance(epochs if epochs is not None else task.epochs, int) or task.epochs < 1:
+        raise InputError(f"epochs must be a positive integer, got {task.epochs!r}")
+    for name in ("min_count", "folds"):
+        value = params.get(name, 1)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(f"{name} must be a positive integer, got {value!r}")
+    if params["feature_set"] not in FEATURE_SETS:
+        raise InputError(f"feature_set must be one of {', '.join(FEATURE_SETS)}, got "
+                         f"{params['feature_set']!r}")
+    if not 0.0 <= float(params["dev_split"]) < 1.0:
+        raise InputError(f"dev_split must be in [0, 1), got {params['dev_split']!r}")
+    if task.metric == "span" and (task.scheme not in SPAN_SCHEMES
+                                  or task.model_scheme not in ("iob1", "iob2", "iobes")):
+        raise InputError(f"span tasks need a span scheme (data: {task.scheme!r}, model: "
+                         f"{task.model_scheme!r}; known: {', '.join(SPAN_SCHEMES)})")
+    if task.tag_column not in task.columns:
+        raise InputError(f"tag column {task.tag_column!r} is not among the columns "
+                         f"{list(task.columns)}")

@@ -1,0 +1,143 @@
+"""Corpus + templates + task -> attribute index, instances and label ids, and back from label ids to
+tags: the one path from data to what the trainer and the decoder see, used by fitting, continued
+training, seed ensembles (and, later, distributed shards).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from structperc.decode.decoder import predict
+from structperc.errors import InputError
+from structperc.features.dictionary import ColumnDictionary
+from structperc.features.index import FeatureIndex, Features
+from structperc.features.templates import optional_columns_dropped, parse_templates
+from structperc.io.corpus import Corpus
+from structperc.labels import LabelSet
+from structperc.labels.schemes import convert_flat, ids_to_iob2
+from structperc.model.task import Task
+from structperc.model.weights import Weights
+
+
+@dataclass
+class Instances:
+    """Training instances as the trainer sees them: integer arrays only.
+
+    Attributes
+    ----------
+    feats : Features
+        Attribute ids per token.
+    y : array of int32, shape (n_tokens,)
+        Gold label ids (in the model's scheme).
+    """
+
+    feats: Features
+    y: np.ndarray
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.feats.sent_ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.feats.sent_ptr[-1])
+
+
+def model_tags(corpus: Corpus, task: Task) -> list[str]:
+    """The gold tags of ``corpus`` in the scheme the model learns in (span tasks: IOBES by default)."""
+    tags = corpus.columns[task.tag_column]
+    if task.metric == "span" and task.model_scheme != task.scheme:
+        return convert_flat(tags, corpus.sent_ptr, task.scheme, task.model_scheme)
+    return tags
+
+
+def data_tags(ids: np.ndarray, sent_ptr: np.ndarray, labels: list[str], task: Task) -> list[str]:
+    """Predicted label ids as tags of the data's scheme (flat, in corpus order)."""
+    if task.metric == "span" and task.model_scheme != task.scheme:
+        if task.scheme == "iob2":
+            fast = ids_to_iob2(ids, sent_ptr, labels, task.model_scheme)  # vectorized on ids
+            if fast is not None:
+                return fast
+        return convert_flat(LabelSet(labels).decode(ids), sent_ptr, task.model_scheme, task.scheme)
+    return LabelSet(labels).decode(ids)
+
+
+def split_tags(flat: list[str], ptr: np.ndarray) -> list[list[str]]:
+    """A flat tag list cut into sentences at ``ptr``."""
+    p = ptr.tolist()
+    return [flat[p[i]:p[i + 1]] for i in range(len(p) - 1)]
+
+
+def with_dictionary(corpus: Corpus, dictionary: ColumnDictionary | None,
+                    template_lines: list[str]) -> Corpus:
+    """``corpus`` with the dictionary's columns, when there is one and the templates read them."""
+    if dictionary is None or not set(dictionary.columns) & template_columns(template_lines):
+        return corpus
+    return dictionary.annotate(corpus)
+
+
+def template_columns(template_lines: list[str]) -> set[str]:
+    """Columns that templates read, optional (``?``) ones included."""
+    lines = [line.strip().lstrip("?") for line in template_lines]
+    return {p.atom.column for t in parse_templates(lines) for p in t.parts}
+
+
+def columns_to_read(task: Task, template_lines: list[str], *, gold: bool) -> set[str] | None:
+    """The columns of an input file a model needs (a file may have many more: CoNLL-U has ten):
+    those its templates read, the tokens, and the gold tags when scoring. None when the templates do
+    not parse (reading every column lets the usual error surface where it always did)."""
+    try:
+        reads = template_columns(template_lines)
+    except (InputError, ValueError):
+        return None
+    return reads | {task.inputs[0]} | ({task.tag_column} if gold else set())
+
+
+def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
+                       min_count: int) -> tuple[FeatureIndex, list[str], LabelSet, Instances]:
+    """Fit the attribute index and the label set on ``corpus``.
+
+    Returns the index, the template lines it uses (optional ones whose column the data lacks are
+    dropped), the label set and the instances.
+    """
+    lines = optional_columns_dropped(template_lines, set(corpus.columns))
+    templates = parse_templates(lines)
+    missing = sorted({p.atom.column for t in templates for p in t.parts} - set(corpus.columns))
+    if missing:
+        raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
+                         f"(columns: {', '.join(corpus.columns)})", corpus.source)
+    tags = model_tags(corpus, task)
+    label_set = LabelSet(tags)
+    index = FeatureIndex(templates, min_count)
+    feats = index.fit_transform(corpus)
+    return index, lines, label_set, Instances(feats, label_set.encode(tags))
+
+
+def extended_instances(corpus: Corpus, task: Task, index: FeatureIndex, labels: list[str]) \
+        -> tuple[LabelSet, Instances, np.ndarray, np.ndarray]:
+    """Grow a fitted index and label set with new data (continued training).
+
+    Returns the grown label set, the new data's instances, and the new ids of the old state and
+    transition attributes.
+    """
+    tags = model_tags(corpus, task)
+    label_set = LabelSet(labels + tags)
+    feats, state_map, trans_map = index.extend(corpus)
+    return label_set, Instances(feats, label_set.encode(tags)), state_map, trans_map
+
+
+def predict_ids(weights: Weights, index: FeatureIndex, corpus: Corpus) -> np.ndarray:
+    """Best label id of every token of ``corpus`` (already holding any dictionary columns)."""
+    return predict(weights, index.transform(corpus))
+
+
+def corpus_digest(corpus: Corpus) -> str:
+    """A digest of every column of a corpus (checkpoints resume only on the same data)."""
+    h = hashlib.sha256()
+    h.update(corpus.sent_ptr.tobytes())
+    for name in sorted(corpus.columns):
+        h.update(name.encode())
+        h.update("\x00".join(corpus.columns[name]).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()

@@ -1,0 +1,292 @@
+"""Compiled inner loops of training: scoring, Viterbi and the perceptron update on integer arrays.
+
+Everything here takes numpy arrays of fixed dtypes (int32 ids, int64 offsets, float32 weights, float64
+averaging sums) so numba compiles each function once and caches it on disk. State weights are those
+of a feature set of (attribute, label) pairs, row-compressed (see `structperc.model.state_weights`): the
+pairs of attribute ``a`` are ``ptr[a]:ptr[a + 1]`` with labels ``lab`` and weights ``W``; ``act`` marks
+which slots of padded rows belong to the set (empty: all of them, the ``"all"`` feature set).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from structperc.compiled.intrinsics import prefetch, viterbi_step4, viterbi_step8
+
+#: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`): C-contiguous
+#: arrays of exactly these dtypes, which `structperc.train.perceptron` guarantees.
+AOT_EXPORTS = {
+    "train_epoch": "UniTuple(i8, 3)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
+                   "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], f8[:, :, ::1], "
+                   "f8[:, ::1], f8[::1], i8, i8)",
+}
+
+
+@njit(cache=True, nogil=True)
+def viterbi(state, trans, end, path):
+    """Best label path of one sentence.
+
+    Parameters
+    ----------
+    state : array of float64, shape (T, L)
+        ``state[t, y]``: score of label y at position t.
+    trans : array of float64, shape (T, L + 1, L) or (1, L + 1, L)
+        ``trans[t, p, y]``: score of moving from label p to y into position t; row L is ``<bos>``
+        (only ``trans[0, L]`` is read at t = 0, only rows < L after). With one slice it is shared
+        by every position.
+    end : array of float64, shape (L,)
+        Score of ending in each label (0, or -inf where a scheme forbids it).
+    path : array of int32, shape (T,)
+        Filled with the best path; ties go to the lowest label id.
+
+    Returns
+    -------
+    float
+        The path's score.
+    """
+    T, L = state.shape
+    return viterbi_into(state, np.ascontiguousarray(trans), trans.shape[0] == T, end, path, T,
+                        np.empty((T, L)), np.empty((T, L), dtype=np.int32))
+
+
+@njit(cache=True, nogil=True)
+def viterbi_into(state, trans, per_token, end, path, T, delta, back):
+    """`viterbi` of the first ``T`` rows of ``state`` (and of ``trans`` when ``per_token``, else
+    ``trans[0]`` serves every position), with work arrays the caller owns (``delta`` float64 and
+    ``back`` int32, C-contiguous, ``L`` columns, at least ``T`` rows): training reuses them for
+    every sentence.
+
+    Labels go eight, then four at a time through vectorized steps (`structperc.compiled.intrinsics`), the
+    rest one at a time; every path computes the same sums in the same order with the same
+    tie-breaking (lowest previous label), so the result does not depend on L's remainder.
+    """
+    L = state.shape[1]
+    for y in range(L):
+        delta[0, y] = state[0, y] + trans[0, L, y]
+    L8 = L - L % 8
+    L4 = L - L % 4
+    for t in range(1, T):
+        ti = t if per_token else 0
+        for y in range(0, L8, 8):
+            viterbi_step8(delta, back, trans, t, ti, y)
+        if L4 > L8:
+            viterbi_step4(delta, back, trans, t, ti, L8)
+        for y in range(L4, L):
+            best = -np.inf
+            arg = 0
+            for p in range(L):  # strict > keeps the lowest p on ties
+                s = delta[t - 1, p] + trans[ti, p, y]
+                if s > best:
+                    best = s
+                    arg = p
+            delta[t, y] = best
+            back[t, y] = arg
+        for y in range(L):
+            delta[t, y] += state[t, y]
+    best = -np.inf
+    arg = 0
+    for y in range(L):
+        s = delta[T - 1, y] + end[y]
+        if s > best:
+            best = s
+            arg = y
+    path[T - 1] = arg
+    for t in range(T - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return best
+
+
+@njit(cache=True, nogil=True)
+def sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans):
+    """Fill ``state[:T]`` and ``trans[:T]`` for tokens ``a:b`` (T = b - a) from current weights.
+
+    Without observation-conditioned templates only ``trans[0]`` is filled: it serves every position.
+    """
+    L = Wt.shape[1]
+    dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # every row holds every label: ptr[a] = a·L
+    for t in range(b - a):
+        for y in range(L):
+            state[t, y] = 0.0
+        for k in range(X.shape[1]):
+            at = X[a + t, k]
+            if at >= 0:
+                if dense:
+                    lo = np.uint64(at) * np.uint64(L)
+                    hi = lo + np.uint64(L)
+                else:
+                    lo = np.uint64(ptr[at])
+                    hi = np.uint64(ptr[at + 1])
+                if hi - lo == np.uint64(L):  # a full row: contiguous (unsigned: no index checks)
+                    for y in range(L):
+                        state[t, y] += W[lo + np.uint64(y)]
+                else:
+                    for j in range(lo, hi):
+                        state[t, lab[j]] += W[j]
+        if t > 0 and XT.shape[1] == 0:
+            continue  # unconditioned: trans[0] serves every position
+        for p in range(L + 1):
+            for y in range(L):
+                trans[t, p, y] = Wt[p, y] + mask[p, y]
+        for k in range(XT.shape[1]):
+            at = XT[a + t, k]
+            if at >= 0:
+                for p in range(L + 1):
+                    for y in range(L):
+                        trans[t, p, y] += Wc[at, p, y]
+
+
+@njit(cache=True, nogil=True)
+def find_pair(ptr, lab, act, full, at, g, L):
+    """Index of the pair (attribute ``at``, label ``g``), or -1 when the feature set lacks it.
+
+    A row holding every label is either a row of the ``"all"`` feature set (``full``) or a padded
+    row, whose slots outside the set are marked inactive in ``act`` (see
+    `structperc.model.state_weights.observed_pairs`).
+    """
+    if full:  # the "all" set: row ``at`` starts at at·L (no read of ``ptr``: a cache miss less)
+        return at * L + g
+    lo = ptr[at]
+    hi = ptr[at + 1]
+    if hi - lo == L:
+        j = lo + g
+        return j if act[j] else -1
+    for j in range(lo, hi):  # labels ascend; short rows hold a few labels
+        if lab[j] >= g:
+            return j if lab[j] == g else -1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _add(X, XT, row, g_prev, g, delta, c, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc, state_too):
+    """Add ``delta`` times the features of (row, g_prev → g) to the weights, ``c·delta`` to the sums;
+    a state pair outside the feature set is skipped (as CRFsuite does)."""
+    L = Wt.shape[1]
+    if state_too:
+        for k in range(X.shape[1]):
+            at = X[row, k]
+            if at >= 0:
+                j = find_pair(ptr, lab, act, full, at, g, L)
+                if j >= 0:
+                    W[j] += delta
+                    U[j] += c * delta
+    Wt[g_prev, g] += delta
+    Ut[g_prev, g] += c * delta
+    for k in range(XT.shape[1]):
+        at = XT[row, k]
+        if at >= 0:
+            Wc[at, g_prev, g] += delta
+            Uc[at, g_prev, g] += c * delta
+
+
+@njit(cache=True, nogil=True)
+def prefetch_offsets(X, a, b, ptr):
+    """First stage of the prefetch pipeline: the row offsets of the attributes of tokens ``a:b``."""
+    for i in range(a, b):
+        for k in range(X.shape[1]):
+            at = X[i, k]
+            if at >= 0:
+                prefetch(ptr, at)
+
+
+@njit(cache=True, nogil=True)
+def prefetch_weights(X, a, b, ptr, lab, W, L):
+    """Second stage: the weights (and, for short rows, the labels) of the attributes of tokens
+    ``a:b``, whose offsets the first stage fetched a sentence earlier."""
+    dense = lab.shape[0] == (ptr.shape[0] - 1) * L
+    for i in range(a, b):
+        for k in range(X.shape[1]):
+            at = X[i, k]
+            if at >= 0:
+                if dense:
+                    lo = at * L
+                    hi = lo + L
+                else:
+                    lo = ptr[at]
+                    hi = ptr[at + 1]
+                if hi > lo:
+                    prefetch(W, lo)
+                    prefetch(W, hi - 1)
+                    if hi - lo != L:
+                        prefetch(lab, lo)
+
+
+@njit(cache=True, nogil=True)
+def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len):
+    """One pass of the averaged structured perceptron (Collins 2002) over ``order``.
+
+    On a wrong Viterbi path, w += φ(x, y) − φ(x, ŷ): only positions where the gold and predicted
+    labels (or label pairs) differ contribute, the rest cancels. Averaging uses the running-sum
+    trick: ``U`` accumulates ``c·Δ`` where ``c`` counts the instances seen before this one, so the
+    average of the weights after every instance is ``W − U / c_final``.
+
+    Returns
+    -------
+    (int, int, int)
+        Sentences with a mistake, tokens mislabelled, and the updated instance counter c.
+    """
+    L = Wt.shape[1]
+    full = act.shape[0] == 0  # no activity marks: the "all" feature set
+    state = np.empty((max_len, L))
+    trans = np.empty((max_len, L + 1, L))
+    path = np.empty(max_len, dtype=np.int32)
+    delta = np.empty((max_len, L))
+    back = np.empty((max_len, L), dtype=np.int32)
+    per_token = XT.shape[1] > 0
+    mistakes = 0
+    token_errors = 0
+    dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # row offsets are computed, not read
+    n = order.shape[0]
+    # Software pipeline of prefetches (see `structperc.compiled.intrinsics`): the row offsets of sentence
+    # i + 2 and the weights of sentence i + 1 are on their way while sentence i is decoded.
+    for i in range(min(n, 2)):
+        if not dense:
+            prefetch_offsets(X, sent_ptr[order[i]], sent_ptr[order[i] + 1], ptr)
+    for i in range(n):
+        if i + 2 < n and not dense:
+            prefetch_offsets(X, sent_ptr[order[i + 2]], sent_ptr[order[i + 2] + 1], ptr)
+        if i + 1 < n:
+            prefetch_weights(X, sent_ptr[order[i + 1]], sent_ptr[order[i + 1] + 1], ptr, lab, W, L)
+        s = order[i]
+        a = sent_ptr[s]
+        b = sent_ptr[s + 1]
+        T = b - a
+        if T == 0:
+            c += 1
+            continue
+        sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans)
+        viterbi_into(state, trans, per_token, end, path, T, delta, back)
+        wrong = False
+        for t in range(T):
+            if path[t] != y[a + t]:
+                wrong = True
+                break
+        if wrong:
+            mistakes += 1
+            cf = float(c)
+            for t in range(T):
+                g = y[a + t]
+                p = path[t]
+                g_prev = L if t == 0 else y[a + t - 1]
+                p_prev = L if t == 0 else path[t - 1]
+                if g != p:
+                    token_errors += 1
+                if g != p or g_prev != p_prev:
+                    _add(X, XT, a + t, g_prev, g, 1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
+                         g != p)
+                    _add(X, XT, a + t, p_prev, p, -1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
+                         g != p)
+        c += 1
+    return mistakes, token_errors, c
+
+
+def warm_up() -> None:
+    """Compile (or load from the on-disk cache) every kernel on a one-token problem, so the first
+    timed epoch measures training, not numba start-up."""
+    i32, i64 = np.int32, np.int64
+    X = np.zeros((1, 1), i32)
+    XT = np.zeros((1, 1), i32)
+    train_epoch(np.zeros(1, i64), np.array([0, 1], i64), X, XT, np.zeros(1, i32),
+                np.array([0, 1], i64), np.zeros(1, np.int16), np.zeros(0, np.uint8),
+                np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
+                np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
+                np.zeros((2, 1)), np.zeros(1), 0, 1)
