@@ -599,7 +599,8 @@ def format_table(rows: list[Row]) -> str:
              r.verdict) for r in rows]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     align = ["<", ">", ">", ">", ">", "<"]
-    line = lambda cells: "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, align, widths))
+    def line(cells):
+        return "  ".join(f"{c:{a}{w}}" for c, a, w in zip(cells, align, widths))
     return "\n".join([line(head), "  ".join("-" * w for w in widths), *map(line, body)])
 
 
@@ -633,7 +634,8 @@ def format_details(raw: dict, args, cfg: TaskConfig = TASKS["chunk"]) -> str:
         f"({med(R['sp_train_cli'], 'cpu') / med(R['crf_train'], 'cpu'):.2f}×).",
         f"labels: structperc {api['n_labels']}, CRFsuite "
         f"{'4 (B/M/E/S)' if cfg.segmenter else 'the file' + chr(39) + 's tags'}. Features: CRFsuite "
-        f"{crf['n_features']:,} (its feature count: attribute–label pairs and transitions), structperc {api['n_attributes']:,} "
+        f"{crf['n_features']:,} (its feature count: attribute–label pairs and transitions), "
+        f"structperc {api['n_attributes']:,} "
         f"attributes.",
         f"numba start-up (structperc train, fresh NUMBA_CACHE_DIR vs the same cache warm): wall "
         f"{med(n, 'cold_wall'):.2f} s cold vs {med(n, 'warm_wall'):.2f} s warm "

@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from structperc.features.dictionary import ColumnDictionary
+from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
+from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
@@ -23,7 +24,7 @@ from structperc.model.state_weights import feature_set
 from structperc.model.task import Task
 from structperc.model.weights import Weights
 from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, split_tags,
-                                 training_instances)
+                                 template_columns, training_instances)
 from structperc.train.perceptron import EpochReport, PerceptronState, train_perceptron
 from structperc.version import __version__
 
@@ -73,27 +74,62 @@ def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> floa
     return token_accuracy(gold, pred)
 
 
+def gazetteer_learner(corpus: Corpus, task: Task, template_lines: list[str],
+                      base: ColumnDictionary | None) -> DictionaryLearner | None:
+    """The learner of a tagger's dictionary: NER's gazetteer when its templates read it (or, when
+    training continues, when the model has one)."""
+    if isinstance(base, Gazetteer) or (base is None and task.gazetteer
+                                       and any(f"{GAZ_COLUMN}[" in line for line in template_lines)):
+        return GazetteerLearner(corpus, task.inputs[0], task.tag_column, task.scheme, base)
+    return None
+
+
+def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, template_lines: list[str],
+                      folds: int, seed: int) -> tuple[Corpus, ColumnDictionary | None]:
+    """The dictionary ``learner`` learns from ``corpus``, and ``corpus`` with its columns jackknifed
+    in when the templates read them (see `structperc.features.dictionary`)."""
+    if learner is None:
+        return corpus, None
+    if set(learner.columns) & template_columns(template_lines):
+        return jackknifed(corpus, learner, folds, seed)
+    return corpus, learner.learn(np.arange(len(corpus)))
+
+
+def tagging_report(gold: list[list[str]], pred: list[list[str]], task: Task, *,
+                   strict: bool = False) -> dict:
+    """Span P/R/F1 per type (span tasks) or token accuracy and confusions, with the counts."""
+    from structperc.metrics import confusions, span_report
+
+    if task.metric == "span":
+        report = span_report(gold, pred, strict=strict, scheme=task.scheme)
+    else:
+        report = {"accuracy": token_accuracy(gold, pred), "confusions": confusions(gold, pred)}
+    report.update(tokens=sum(map(len, gold)), sentences=len(gold))
+    return report
+
+
 def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[str], params: dict,
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
         release: bool = False) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
     epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it."""
-    common = dict(task=task, params=params, dictionary=dictionary, dataset_columns=dataset_columns,
-                  callback=callback)
     epochs = task.epochs
     dev_history = None
     if dev is None and params.get("dev_split"):
         order = np.random.default_rng(params["seed"]).permutation(len(corpus))
         n_dev = max(1, int(round(params["dev_split"] * len(corpus))))
         held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
-        probe = train_model(corpus.select(kept), corpus.select(held), template_lines, epochs, **common)
+        probe = train_model(corpus.select(kept), corpus.select(held), template_lines, epochs, task=task,
+                            params=params, dictionary=dictionary, dataset_columns=dataset_columns,
+                            callback=callback)
         probe.dev_history = dev_history = probe.history
         if not params.get("refit", True):
             return probe
         epochs = probe.best_epoch
-    fitted = train_model(corpus, dev, template_lines, epochs, checkpoint_dir=checkpoint_dir,
-                         resume=resume, release=release, **common)
+    fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
+                         dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
+                         checkpoint_dir=checkpoint_dir, resume=resume, release=release)
     fitted.dev_history = dev_history
     return fitted
 
@@ -108,7 +144,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1))
     labels = label_set.labels
     mask, end = masks(labels, task)
-    fingerprint = None
+    fingerprint: dict = {}
     if resume is not None or checkpoint_dir is not None:  # hashing the corpus costs time and memory
         fingerprint = {"templates": template_lines, "labels": labels, "seed": params["seed"],
                        "attributes": [index.n_state_attributes, index.n_transition_attributes],
@@ -195,7 +231,7 @@ def _run(model: Model, data: Instances, state: PerceptronState, epochs: int, dev
         from structperc.train.checkpoint import save_checkpoint
 
         def on_epoch_end(st: PerceptronState) -> None:
-            save_checkpoint(checkpoint_dir, st, fingerprint)
+            save_checkpoint(checkpoint_dir, st, fingerprint or {})
     model.weights, best_epoch = train_perceptron(
         data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
         dev_score=dev_score, callback=report, on_epoch_end=on_epoch_end, consume=True)

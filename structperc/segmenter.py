@@ -94,10 +94,10 @@ class Segmenter(Tagger):
         dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
         task = get_task("cws", epochs=self.epochs)
         params.check(self._saved_params(), task)
-        lines = resolve_template(self.template)
-        return self._fit_corpus(_gold_corpus(sents, source), dev_corpus, X, task, lines, {},
-                                LexiconLearner(sents, self._user_words()), callback, checkpoint_dir,
-                                resume)
+        lines = resolve_template(self.template or "cws")
+        self._fit_corpus(_gold_corpus(sents, source), dev_corpus, X, task, lines, {},
+                         LexiconLearner(sents, self._user_words()), callback, checkpoint_dir, resume)
+        return self
 
     def _user_words(self) -> list[str]:
         if self.lexicon is None:
@@ -106,13 +106,10 @@ class Segmenter(Tagger):
             return read_lexicon(self.lexicon)
         return [str(w) for w in self.lexicon]
 
-    @property
-    def train_words_(self) -> list[str]:
-        return self._dictionary().train_words
-
-    @property
-    def lexicon_(self) -> list[str]:
-        return self._dictionary().lexicon
+    def _set_model(self, model: schema.Model) -> None:
+        super()._set_model(model)
+        self.train_words_ = self._dictionary().train_words
+        self.lexicon_ = self._dictionary().lexicon
 
     @property
     def tagger_(self) -> "Segmenter":

@@ -11,15 +11,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from structperc import fitting, params
+from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
-from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.templates import resolve_template
 from structperc.inputs import to_corpus
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
-from structperc.pipeline import (columns_to_read, data_tags, predict_ids, split_tags, template_columns,
-                                 with_dictionary)
+from structperc.pipeline import (columns_to_read, data_tags, predict_ids, split_tags, with_dictionary)
 from structperc.train.perceptron import EpochReport
 
 Callback = Callable[[EpochReport], None]
@@ -31,43 +30,28 @@ class Tagger:
     Parameters (keyword-only, stored as given; checked when fitting)
     ----------------------------------------------------------------
     task : {"chunk", "ner", "pos", "cws"}
-        Preset for columns, template, label scheme and metric.
+        Preset for columns, template, label scheme and metric; every other parameter overrides it.
     template : str or list of str, optional
         A preset name (``"crfsuite"``, ``"chunk"``, …), a template file, or template lines.
-    columns : list of str, optional
-        Column names of CoNLL input, left to right (``_`` skips one).
-    tag_column : str, optional
-        The column to predict (default: the last named column).
-    scheme : {"none", "iob1", "iob2", "iobes", "bilou", "bmes"}, optional
-        The data's tag scheme.
+    columns, tag_column : optional
+        CoNLL column names, left to right (``_`` skips one); the one to predict (default: the last).
+    scheme, encoding : optional
+        The data's tag scheme; the span scheme the model learns in (span tasks: IOBES).
     constrained : bool, optional
         Forbid transitions the scheme does not allow, in training and decoding.
-    encoding : {"iob1", "iob2", "iobes"}, optional
-        Span scheme the model is trained in (span tasks: IOBES); predictions keep the data's scheme.
-    epochs : int, optional
-    min_count : int
-        Drop attributes seen fewer times in training.
-    seed : int
-        Fixes every epoch's shuffling and the dictionary folds: same data and seed, same model.
-    dev_split : float
-        Hold out this fraction of the training sentences to pick the number of epochs.
-    refit : bool
-        With ``dev_split``, retrain on all the data for the chosen number of epochs.
+    epochs, min_count, seed : int
+        Passes; drop rarer attributes; the seed of the shuffling and dictionary folds.
+    dev_split, refit
+        Hold out this fraction of the training data to pick the epochs, then retrain on all of it.
     feature_set : {"all", "observed"}
-        A state weight for every (attribute, label) pair, or — as CRFsuite — only for pairs seen in
-        training (less memory; the perceptron cannot penalise a label an attribute never had).
+        A state weight for every (attribute, label) pair, or (as CRFsuite) for the pairs seen.
     folds : int
-        Jackknife folds of a learnt dictionary (the NER gazetteer; see
-        `structperc.features.dictionary`).
+        Jackknife folds of a learnt dictionary (`structperc.features.dictionary`).
 
     Attributes
     ----------
-    labels_ : list of str
-    features_ : FeatureIndex
-    weights_ : Weights
-    dictionary_ : Gazetteer or SegmentationDictionary or None
-    best_epoch_ : int
-    history_ : list of EpochReport
+    labels_, features_, weights_, dictionary_, best_epoch_, history_
+        Labels (sorted), `FeatureIndex`, `Weights`, learnt dictionary, chosen epoch, `EpochReport` s.
 
     References
     ----------
@@ -83,26 +67,19 @@ class Tagger:
     ['B-NP', 'I-NP', 'B-VP']
     """
 
+    dictionary_: ColumnDictionary | None
+    best_epoch_: int | None
+
     def __init__(self, *, task: str = "chunk", template: str | Sequence[str] | None = None,
                  columns: Sequence[str] | None = None, tag_column: str | None = None,
                  scheme: str | None = None, constrained: bool | None = None,
                  encoding: str | None = None, epochs: int | None = None, min_count: int = 1,
                  seed: int = 0, dev_split: float = 0.0, refit: bool = True, feature_set: str = "all",
                  folds: int = 10):
-        self.task = task
-        self.template = template
-        self.columns = columns
-        self.tag_column = tag_column
-        self.scheme = scheme
-        self.constrained = constrained
-        self.encoding = encoding
-        self.epochs = epochs
-        self.min_count = min_count
-        self.seed = seed
-        self.dev_split = dev_split
-        self.refit = refit
-        self.feature_set = feature_set
-        self.folds = folds
+        self.task, self.template, self.columns, self.tag_column = task, template, columns, tag_column
+        self.scheme, self.constrained, self.encoding = scheme, constrained, encoding
+        self.epochs, self.min_count, self.seed, self.dev_split = epochs, min_count, seed, dev_split
+        self.refit, self.feature_set, self.folds = refit, feature_set, folds
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -112,7 +89,6 @@ class Tagger:
         """The constructor parameters (scikit-learn's convention)."""
         return {k: getattr(self, k) for k in self._param_names()}
 
-    # ----------------------------------------------------------------- training
     def fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
             dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens", tags: str | None = None,
             features: dict[str, str] | None = None, callback: Callback | None = None,
@@ -132,11 +108,11 @@ class Tagger:
         lines = resolve_template(self.template if self.template is not None else task.template)
         columns = {"tokens": tokens, "tags": tags or task.tag_column, "features": dict(features or {})}
         reads = columns_to_read(task, lines, gold=True)
-        corpus, dev_corpus = (to_corpus(data, labels, task, need_tags=True, reads=reads,
-                                        dataset_columns=columns) if data is not None else None
-                              for data, labels in ((X, y), (dev, dev_y)))
+        corpus = to_corpus(X, y, task, need_tags=True, reads=reads, dataset_columns=columns)
+        dev_corpus = to_corpus(dev, dev_y, task, need_tags=True, reads=reads,
+                               dataset_columns=columns) if dev is not None else None
         return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns,
-                                self._dictionary_learner(corpus, task, lines, None), callback,
+                                fitting.gazetteer_learner(corpus, task, lines, None), callback,
                                 checkpoint_dir, resume)
 
     def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task, lines: list[str],
@@ -144,11 +120,7 @@ class Tagger:
                     checkpoint_dir=None, resume=None) -> "Tagger":
         """Learn the dictionary (jackknifed into ``corpus`` when the templates read it), train, and
         keep the result."""
-        dictionary = None
-        if learner is not None and set(learner.columns) & template_columns(lines):
-            corpus, dictionary = jackknifed(corpus, learner, self.folds, self.seed)
-        elif learner is not None:
-            dictionary = learner.learn(np.arange(len(corpus)))
+        corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed)
         dev = with_dictionary(dev, dictionary, lines) if dev is not None else None
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
                              dictionary=dictionary, dataset_columns=columns, callback=callback,
@@ -161,14 +133,6 @@ class Tagger:
             self.provenance_["sources"] = fitting.sources(X, corpus)
         return self
 
-    def _dictionary_learner(self, corpus: Corpus, task, lines: list[str],
-                            base: ColumnDictionary | None) -> DictionaryLearner | None:
-        """The learner of this model's dictionary: NER's gazetteer when its templates read it."""
-        if isinstance(base, Gazetteer) or (base is None and task.gazetteer
-                                           and any(f"{GAZ_COLUMN}[" in line for line in lines)):
-            return GazetteerLearner(corpus, task.inputs[0], task.tag_column, task.scheme, base)
-        return None
-
     def partial_fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, epochs: int | None = None,
                     dev: Any = None, callback: Callback | None = None) -> "Tagger":
         """Continue training a fitted tagger on new data (see `structperc.fitting.continue_training`);
@@ -176,7 +140,7 @@ class Tagger:
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
-        learner = self._dictionary_learner(corpus, self.task_, self.template_lines_, self.dictionary_)
+        learner = fitting.gazetteer_learner(corpus, self.task_, self.template_lines_, self.dictionary_)
         if learner is not None:
             corpus, self.dictionary_ = jackknifed(corpus, learner, self.folds, self.seed)
             dev_corpus = self._annotated(dev_corpus) if dev_corpus is not None else None
@@ -193,7 +157,6 @@ class Tagger:
         return cls(**{k: v for k, v in kwargs.items() if k in names}).fit(
             X, y, **{k: v for k, v in kwargs.items() if k not in names})
 
-    # ------------------------------------------------------------ fitted state
     def _keep(self, result: fitting.Fitted) -> None:
         self._set_model(result.model)
         self.best_epoch_ = result.best_epoch
@@ -221,11 +184,9 @@ class Tagger:
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "weights_"):
-            raise RuntimeError(f"this {type(self).__name__} is not trained yet: call fit() or "
-                               f"{type(self).__name__}.load()")
+            raise RuntimeError(f"this {type(self).__name__} is not trained yet: call fit() or load()")
 
-    # ------------------------------------------------------------------ tagging
-    def _corpus(self, X: Any, y: Any, *, need_tags: bool) -> Corpus:
+    def _corpus(self, X: Any, y: Any = None, *, need_tags: bool) -> Corpus:
         reads = set(self.features_.columns)
         return to_corpus(X, y, self.task_, need_tags=need_tags, reads=reads, token_columns=reads,
                          dataset_columns=self.dataset_columns_)
@@ -255,8 +216,6 @@ class Tagger:
 
     def tag(self, sentence: Sequence[Any]) -> list[str]:
         """Tags of one sentence: a list of tokens, or of tuples when the model reads several columns."""
-        from structperc.errors import InputError
-
         if isinstance(sentence, str):
             raise InputError("tag() takes a list of tokens, not a string")
         return self.predict([sentence])[0] if len(sentence) else []
@@ -268,28 +227,21 @@ class Tagger:
 
         return with_predictions(dataset, self.predict(dataset), column, self.dataset_columns_.get("tags"))
 
-    # --------------------------------------------------------------- evaluation
     def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False) -> dict:
         """A report on gold-tagged data: span P/R/F1 per type (span tasks) and token accuracy."""
-        from structperc.metrics import confusions, span_report, token_accuracy
+        from structperc.fitting import tagging_report
 
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         gold = list(corpus.sentences(self.task_.tag_column))
         pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
-        if self.task_.metric == "span":
-            report = span_report(gold, pred, strict=strict, scheme=self.task_.scheme)
-        else:
-            report = {"accuracy": token_accuracy(gold, pred), "confusions": confusions(gold, pred)}
-        report.update(tokens=corpus.n_tokens, sentences=len(corpus))
-        return report
+        return tagging_report(gold, pred, self.task_, strict=strict)
 
     def score(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> float:
         """The task's headline number: span F1 or token accuracy."""
-        r = self.evaluate(X, y)
-        return r["micro"]["f1"] if "micro" in r else r["accuracy"]
+        report = self.evaluate(X, y)
+        return report["micro"]["f1"] if "micro" in report else report["accuracy"]
 
-    # ------------------------------------------------- saving, loading, compressing
     def save(self, path: str | os.PathLike) -> Path:
         """Write the model atomically to directory ``path`` (see `structperc.model.schema`)."""
         self._check_fitted()
@@ -302,8 +254,7 @@ class Tagger:
         tagger = cls(**{k: v for k, v in model.params.items() if k in names})
         tagger.template = model.templates
         tagger._set_model(model)
-        tagger.best_epoch_ = model.provenance.get("best_epoch")
-        tagger.history_ = []
+        tagger.best_epoch_, tagger.history_ = model.provenance.get("best_epoch"), []
         return tagger
 
     @classmethod
@@ -319,6 +270,5 @@ class Tagger:
         self._check_fitted()
         out = type(self).from_model(compress(self._model(), keep=keep, threshold=threshold,
                                              prune_vocabulary=prune_vocabulary))
-        out.__dict__.update({k: v for k, v in self.get_params().items()})
-        out.best_epoch_, out.history_ = self.best_epoch_, list(self.history_)
+        out.__dict__.update(self.get_params(), best_epoch_=self.best_epoch_, history_=list(self.history_))
         return out

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import structperc.segmenter as cws_module
 from structperc.cli import main
 from structperc.io.segmented import read_segmented, read_segmented_corpus
 from structperc.labels.bmes import tags_to_words, word_spans, words_to_tags
 from structperc.segmenter import Segmenter
 from structperc.decode.viterbi import viterbi_batch
+from structperc.io.corpus import Corpus
 from structperc.errors import InputError, ModelFormatError
 from structperc.labels import transition_mask, valid_sequence
 from structperc.features.lexicon import LEX_COLUMNS, MAX_VALUE, Lexicon, read_lexicon
@@ -428,17 +428,19 @@ JACK = [
 
 
 def _training_corpus(monkeypatch, **params):
-    seen = []
-    original = cws_module._corpus
+    import structperc.fitting as fitting
 
-    def spy(*args, **kwargs):
-        corpus = original(*args, **kwargs)
-        seen.append(corpus)
-        return corpus
-    monkeypatch.setattr(cws_module, "_corpus", spy)
+    seen = []
+    original = fitting.fit
+
+    def spy(corpus, *args, **kwargs):
+        # the corpus training gets, dictionary columns and all (copied: training releases them)
+        seen.append(Corpus({k: list(v) for k, v in corpus.columns.items()}, corpus.sent_ptr.copy()))
+        return original(corpus, *args, **kwargs)
+    monkeypatch.setattr(fitting, "fit", spy)
     Segmenter(epochs=1, **params).fit(JACK)
     monkeypatch.undo()
-    return seen[0]  # the first corpus built by fit() is the training corpus
+    return seen[0]
 
 
 def test_jackknifing_hides_a_sentences_own_words(monkeypatch):
@@ -467,7 +469,7 @@ def test_jackknifing_keeps_user_lexicon_words(monkeypatch):
 def test_final_lexicon_has_all_training_words_and_user_words():
     seg = Segmenter(epochs=1, lexicon=["人民大会堂"]).fit(JACK)
     assert seg.lexicon_ == sorted({w for s in JACK for w in s} | {"人民大会堂"})
-    assert seg._lex.columns("去天安门")[0] == ["0", "3", "0", "0"]
+    assert seg.dictionary_.lookup.columns("去天安门")[0] == ["0", "3", "0", "0"]
 
 
 def test_template_without_lexicon_columns_builds_none(monkeypatch):
@@ -499,7 +501,7 @@ def test_cli_train_with_lexicon(cli_model):
     seg = Segmenter.load(cli_model)
     assert "天安门广场" in seg.lexicon_ and "人民大会堂" in seg.lexicon_
     assert "天安门广场" not in seg.train_words_
-    assert seg._lex.columns("去天安门广场")[0][1] == "5"
+    assert seg.dictionary_.lookup.columns("去天安门广场")[0][1] == "5"
     assert seg.segment("上海体育局召开会议") == ["上海", "体育局", "召开", "会议"]
 
 

@@ -17,7 +17,7 @@ from structperc.io.conll import CONLLU_COLUMNS
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
 from structperc.features.gazetteer import (CASE_COLUMN, DOC_COLUMN, GAZ_COLUMN, MAX_ENTITY_TOKENS, Gazetteer,
-                                  add_column, case_column, case_counts, doc_roles, entities, jackknifed)
+                                  case_column, case_counts, doc_roles, entities, jackknifed_gazetteer)
 from structperc.labels import valid_sequence
 from structperc.model.task import TASKS, get_task
 from structperc.features.templates import NER, optional_columns_dropped, parse_templates, preset
@@ -190,7 +190,7 @@ def _ner_corpus(sents):
 
 def test_jackknifed_gazetteer_hides_a_sentences_own_entities():
     corpus = _ner_corpus(NER_SENTS)
-    out, full = jackknifed(corpus, "word", "ner", "iob2", 10, 0)  # 6 sentences → one per fold
+    out, full = jackknifed_gazetteer(corpus, "word", "ner", "iob2", 10, 0)  # 6 sentences → one per fold
     gaz = list(out.sentences(GAZ_COLUMN))
     # Zürich, Banco de España, São Paulo and 北京 occur in one sentence only: never marked there
     assert gaz[1][3] == "O" and gaz[3] == ["O"] * 5 and gaz[4][2:] == ["O", "O"] and gaz[5][0] == "O"
@@ -203,14 +203,14 @@ def test_jackknifed_gazetteer_hides_a_sentences_own_entities():
                           ("banco", "de", "españa"): "ORG", ("são", "paulo"): "LOC", ("北京",): "LOC"}
     assert out.columns["word"] == corpus.columns["word"] and out.columns["ner"] == corpus.columns["ner"]
     # one fold: the sentence's own entities are marked
-    single, _ = jackknifed(corpus, "word", "ner", "iob2", 1, 0)
+    single, _ = jackknifed_gazetteer(corpus, "word", "ner", "iob2", 1, 0)
     assert list(single.sentences(GAZ_COLUMN))[3] == ["O", "B-ORG", "I-ORG", "I-ORG", "O"]
-    assert list(add_column(corpus, full, "word").sentences(GAZ_COLUMN)) == list(single.sentences(GAZ_COLUMN))
+    assert list(full.annotate(corpus).sentences(GAZ_COLUMN)) == list(single.sentences(GAZ_COLUMN))
 
 
 def test_jackknifed_many_sentences_unique_entities_never_marked():
     sents = [[(f"Ciudad{i}", "NP", "B-LOC"), ("y", "CC", "O"), ("Madrid", "NP", "B-LOC")] for i in range(25)]
-    out, full = jackknifed(_ner_corpus(sents), "word", "ner", "iob2", 10, 3)
+    out, full = jackknifed_gazetteer(_ner_corpus(sents), "word", "ner", "iob2", 10, 3)
     for g in out.sentences(GAZ_COLUMN):
         assert g[0] == "O"                       # Ciudad<i> is in its own sentence only
         assert g[2] == "B-LOC"                   # Madrid is in every fold
@@ -222,7 +222,7 @@ def test_gazetteer_reads_entity_lists_of_older_models():
     assert g.types == {("banco", "de", "españa"): "ORG", ("madrid",): "LOC"} and g.max_len == 3
     assert g.case == {}
     corpus = Corpus.from_sentences([["El", "Banco", "de", "España"]])
-    out = add_column(corpus, g, "word")
+    out = g.annotate(corpus)
     assert out.columns[GAZ_COLUMN] == ["O", "B-ORG", "I-ORG", "I-ORG"]
     assert out.columns[CASE_COLUMN] == ["U^", "U", "-", "U"]     # no counts: every word unseen
 
@@ -274,7 +274,7 @@ def test_jackknifed_case_hides_a_sentences_own_spelling():
     sents = [[("Aquí", "RG", "O"), ("Quilmes", "NP", "B-ORG")]] + \
         [[("Aquí", "RG", "O"), ("el", "DA", "O"), ("Banco", "NP", "B-ORG")] for _ in range(19)] + \
         [[("un", "DI", "O"), ("banco", "NC", "O")]]
-    out, full = jackknifed(_ner_corpus(sents), "word", "ner", "iob2", 10, 0)
+    out, full = jackknifed_gazetteer(_ner_corpus(sents), "word", "ner", "iob2", 10, 0)
     case = list(out.sentences(CASE_COLUMN))
     assert case[0] == ["U^", "U"]        # Quilmes: only in its own sentence, so unseen there
     assert full.case["quilmes"] == (0, 1) and full.case["banco"] == (1, 19)
@@ -283,12 +283,12 @@ def test_jackknifed_case_hides_a_sentences_own_spelling():
     assert [c[2] for c in case[1:20]] == ["C" if fold_of[i] == fold_of[20] else "M" for i in range(1, 20)]
     assert {c[2] for c in case[1:20]} == {"C", "M"}
     assert case[20] == ["-", "-"]
-    test = add_column(_ner_corpus(sents[:1]), full, "word")
+    test = full.annotate(_ner_corpus(sents[:1]))
     assert test.columns[CASE_COLUMN] == ["U^", "C"]       # at test time: the full counts
     again = Gazetteer.from_json(json.loads(json.dumps(full.to_json())))
     assert again.case == full.case and again.types == full.types
     # continued training adds the counts to those of the earlier gazetteer
-    _, more = jackknifed(_ner_corpus(sents[:1]), "word", "ner", "iob2", 10, 0, base=full)
+    _, more = jackknifed_gazetteer(_ner_corpus(sents[:1]), "word", "ner", "iob2", 10, 0, base=full)
     assert more.case["quilmes"] == (0, 2) and more.case["banco"] == (1, 19)
 
 
@@ -301,14 +301,14 @@ def test_ner_tagger_fits_training_data(ner_tagger):
     assert ner_tagger.predict(ner_pairs()) == ner_tags()
     assert ner_tagger.labels_ == sorted({"B-LOC", "B-ORG", "E-LOC", "E-ORG", "I-ORG", "O", "S-LOC",
                                          "S-PER"})                 # trained in IOBES
-    gaz = Gazetteer.from_json(ner_tagger.extra_["gazetteer"])
+    gaz = ner_tagger.dictionary_
     assert gaz.types[("banco", "de", "españa")] == "ORG" and gaz.types[("北京",)] == "LOC"
 
 
 def test_ner_gazetteer_saved_and_loaded(ner_tagger, tmp_path):
     ner_tagger.save(tmp_path / "ner")
     loaded = Tagger.load(tmp_path / "ner")
-    assert loaded.extra_["gazetteer"] == ner_tagger.extra_["gazetteer"]
+    assert loaded.dictionary_.to_json() == ner_tagger.dictionary_.to_json()
     new = [[("Hoy", "RG"), ("María", "NP"), ("visita", "VM"), ("São", "NP"), ("Paulo", "NP")],
            [("El", "DA"), ("banco", "NP"), ("de", "SP"), ("españa", "NP"), ("y", "CC"), ("北京", "NR")],
            [("Zürich", "NP")]]
@@ -321,7 +321,7 @@ def test_ner_preset_reads_the_added_columns(ner_tagger):
     for line in ("gaz[0]", "case[0]", "doc[0]", "y[-1]|y[0]|case[0]", "doc[0]|shortshape(w[0])"):
         assert line in ner_tagger.template_lines_
     assert {"gaz", "case", "doc"} <= set(ner_tagger.features_.columns)
-    corpus = ner_tagger._with_gazetteer(ner_tagger._corpus([[("Hoy", "RG"), ("Madrid", "NP")],
+    corpus = ner_tagger._annotated(ner_tagger._corpus([[("Hoy", "RG"), ("Madrid", "NP")],
                                                             [("María", "NP")]], None, need_tags=False))
     # María only starts training sentences, where capitals say nothing: unseen
     assert corpus.columns[CASE_COLUMN] == ["U^", "C", "U^"]
@@ -331,14 +331,14 @@ def test_ner_preset_reads_the_added_columns(ner_tagger):
 def test_ner_without_gaz_template_stores_no_gazetteer():
     t = Tagger.train(ner_pairs(), ner_tags(), task="ner", template=["w[0]", "lower(w[-1])", "bias"],
                      epochs=2)
-    assert "gazetteer" not in t.extra_
+    assert t.dictionary_ is None
 
 
 def test_ner_predictions_use_the_gazetteer(ner_tagger):
     """The gaz column at prediction time is the full training gazetteer (longest match)."""
     corpus = ner_tagger._corpus([[("El", "DA"), ("Banco", "NP"), ("de", "SP"), ("España", "NP")]], None,
                                 need_tags=False)
-    with_gaz = ner_tagger._with_gazetteer(corpus)
+    with_gaz = ner_tagger._annotated(corpus)
     assert with_gaz.columns[GAZ_COLUMN] == ["O", "B-ORG", "I-ORG", "I-ORG"]
 
 
@@ -362,7 +362,7 @@ def test_refit_ner_tagger_uses_the_new_gazetteer(tmp_path):
     tagger.predict(PROBE)                                  # first use of the (first) gazetteer
     tagger.fit(ner_words(S_SECOND), ner_tags(S_SECOND))
     fresh = Tagger(**kw).fit(ner_words(S_SECOND), ner_tags(S_SECOND))
-    assert tagger.extra_ == fresh.extra_
+    assert tagger.dictionary_.to_json() == fresh.dictionary_.to_json()
     tagger.save(tmp_path / "m")
     saved = Tagger.load(tmp_path / "m").predict(PROBE)
     assert saved == fresh.predict(PROBE)
@@ -444,8 +444,8 @@ def test_pos_model_eval_json_cli(tmp_path):
 # --------------------------------------------------------------------------- CoNLL-2002 (corpus)
 def _model_scheme_paths(tagger: Tagger, path: str) -> list[list[str]]:
     """Predictions in the model's own encoding (IOBES), before conversion back to IOB2."""
-    corpus = tagger._with_gazetteer(tagger._corpus(path, None, need_tags=False))
-    flat = tagger.label_set_.decode(tagger.weights_.predict(tagger.features_.transform(corpus)))
+    corpus = tagger._corpus(path, None, need_tags=False)
+    flat = tagger.label_set_.decode(tagger.predict_ids(corpus))
     p = corpus.sent_ptr.tolist()
     return [flat[p[i]:p[i + 1]] for i in range(len(p) - 1)]
 

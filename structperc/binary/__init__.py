@@ -23,7 +23,7 @@ Examples
 >>> clf.n_updates_, round(bound, 9)
 (3, 3.0)
 """
-from structperc.binary import bounds, kernels, transforms
+from structperc.binary import bounds, gram, transforms
 from structperc.binary._engine import ConvergenceWarning
 from structperc.binary._validation import NotFittedError
 from structperc.binary.dual import DualPerceptron
@@ -41,7 +41,7 @@ __all__ = [
     "Perceptron",
     "bounds",
     "homogeneous",
-    "kernels",
+    "gram",
     "lift",
     "transforms",
 ]

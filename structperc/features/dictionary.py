@@ -22,8 +22,9 @@ from structperc.io.corpus import Corpus
 class ColumnDictionary(Protocol):
     """A learnt dictionary that writes token columns."""
 
-    #: The columns it writes (templates that read none of them need no dictionary).
-    columns: tuple[str, ...]
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns it writes (templates that read none of them need no dictionary)."""
 
     def values(self, corpus: Corpus) -> dict[str, list[str]]:
         """The columns that depend on the dictionary's entries, one value per token of ``corpus``."""
@@ -38,8 +39,9 @@ class ColumnDictionary(Protocol):
 class DictionaryLearner(Protocol):
     """Learns a `ColumnDictionary` from some sentences of one training corpus."""
 
-    #: The columns its dictionaries write.
-    columns: tuple[str, ...]
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns its dictionaries write."""
 
     def learn(self, sentences: np.ndarray) -> ColumnDictionary:
         """The dictionary of the given sentences (indices into the training corpus, ascending)."""

@@ -250,3 +250,13 @@ class GazetteerLearner:
                 prev = counts.get(w, (0, 0))
                 counts[w] = (prev[0] + a, prev[1] + b)
         return Gazetteer(items, counts, word=self.word)
+
+
+def jackknifed_gazetteer(corpus: Corpus, word: str, tag: str, scheme: str, folds: int, seed: int,
+                         base: Gazetteer | None = None) -> tuple[Corpus, Gazetteer]:
+    """Training corpus with fold-wise ``gaz`` and ``case`` values, and the gazetteer of all of it (plus
+    ``base``): `structperc.features.dictionary.jackknifed` with a `GazetteerLearner`."""
+    from structperc.features.dictionary import jackknifed
+
+    out, full = jackknifed(corpus, GazetteerLearner(corpus, word, tag, scheme, base), folds, seed)
+    return out, full  # type: ignore[return-value]

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import numpy as np
+
 from structperc.errors import InputError
+from structperc.io.corpus import Corpus
 
 LEX_COLUMNS = ("lexb", "lexe", "lexm")
 MAX_VALUE = 5
@@ -92,7 +95,7 @@ class SegmentationDictionary:
             self._lookup = Lexicon(self.lexicon)
         return self._lookup
 
-    def values(self, corpus) -> dict[str, list[str]]:
+    def values(self, corpus: Corpus) -> dict[str, list[str]]:
         cols: list[list[str]] = [[], [], []]
         lookup = self.lookup
         for chars in corpus.sentences("char"):
@@ -100,7 +103,7 @@ class SegmentationDictionary:
                 store.extend(vals)
         return dict(zip(LEX_COLUMNS, cols))
 
-    def annotate(self, corpus, values: dict[str, list[str]] | None = None):
+    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
         values = values if values is not None else self.values(corpus)
         for name in LEX_COLUMNS:
             corpus = corpus.with_column(name, values[name])
@@ -124,6 +127,6 @@ class LexiconLearner:
         self.sentences = sentences
         self.extra = list(extra)
 
-    def learn(self, sentences) -> SegmentationDictionary:
+    def learn(self, sentences: np.ndarray) -> SegmentationDictionary:
         words = {w for i in sentences.tolist() for w in self.sentences[i]}
         return SegmentationDictionary(words | set(self.extra), words)

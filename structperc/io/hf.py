@@ -45,8 +45,9 @@ def corpus_from_dataset(dataset: Any, *, token_column: str, tokens: str = "token
     """
     extra = {name: _column(dataset, col) for name, col in (features or {}).items()}
     gold = _column(dataset, tags) if tags is not None else None
+    name = getattr(dataset, "info", None) and dataset.info.dataset_name or ""
     return Corpus.from_sentences(_column(dataset, tokens), gold, extra=extra, token_column=token_column,
-                                 tag_column=tag_column, source=f"<dataset {getattr(dataset, 'info', None) and dataset.info.dataset_name or ''}>")
+                                 tag_column=tag_column, source=f"<dataset {name}>")
 
 
 def with_predictions(dataset: Any, predictions: list[list[str]], column: str, tags: str | None) -> Any:

@@ -1,7 +1,7 @@
 """What is in a model file: task, labels, templates, sizes and provenance (``structperc info``).
 
-`model_info` reads the model through `structperc.model.schema` (never unpickling anything) and returns a JSON-serializable dict; `format_info` turns it into a short
-human-readable summary.
+`model_info` reads the model through `structperc.model.schema` (never unpickling anything) and
+returns a JSON-serializable dict; `format_info` turns it into a short human-readable summary.
 """
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
+from structperc.features.dictionary import ColumnDictionary
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
@@ -76,7 +77,7 @@ class Model:
     weights: Weights
     params: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
-    dictionary: Gazetteer | SegmentationDictionary | None = None
+    dictionary: ColumnDictionary | None = None
     dataset_columns: dict = field(default_factory=dict)
     #: The format version of the file it was read from (models built in memory: the current one).
     format_version: int = FORMAT_VERSION
@@ -92,7 +93,7 @@ def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
     return transition_mask(labels, task.model_scheme if task.constrained else "none")
 
 
-def _dictionary_json(dictionary: Gazetteer | SegmentationDictionary | None) -> dict:
+def _dictionary_json(dictionary: ColumnDictionary | None) -> dict:
     if dictionary is None:
         return {}
     if isinstance(dictionary, SegmentationDictionary):
@@ -100,7 +101,7 @@ def _dictionary_json(dictionary: Gazetteer | SegmentationDictionary | None) -> d
     return {"gazetteer": dictionary.to_json()}
 
 
-def _dictionary(extra: dict, task: Task) -> Gazetteer | SegmentationDictionary | None:
+def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
     if not isinstance(extra, dict):
         raise TypeError("extra is not a mapping")
     if extra.get("gazetteer") is not None:

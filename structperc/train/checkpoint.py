@@ -1,8 +1,9 @@
 """Training checkpoints: the full trainer state after an epoch, so a killed run can resume exactly.
 
-A checkpoint holds the feature set (state pairs), the raw weights and averaging sums, the instance counter, the epoch, the RNG state
-and the best dev epoch so far. Features are not stored: they are rebuilt deterministically from the
-same data and templates, and a fingerprint (templates, labels, attribute counts, data hashes, seed)
+A checkpoint holds the feature set (state pairs), the raw weights and averaging sums, the instance
+counter, the epoch, the RNG state and the best dev epoch so far. Features are not stored: they are
+rebuilt deterministically from the same data and templates, and a fingerprint (templates, labels,
+attribute counts, data hashes, seed)
 makes sure a checkpoint is only resumed with the run it came from.
 """
 from __future__ import annotations

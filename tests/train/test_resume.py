@@ -19,7 +19,7 @@ import pytest
 
 from structperc import Tagger
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 
 
@@ -130,7 +130,7 @@ def test_continued_training_moves_old_weights_with_their_attributes(feature_set)
     before = {tagger.features_.attribute_name(a): dict(zip(tagger.labels_, tagger.weights_.state[a]))
               for a in range(tagger.features_.n_state_attributes)}
     captured = {}
-    import structperc.tagger as tagger_module
+    import structperc.fitting as tagger_module
 
     real = tagger_module.train_perceptron
 

@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import structperc.model.weights as model_module
+import structperc.decode.decoder as model_module
 from structperc.decode.viterbi import viterbi_batch
 from structperc.features.index import Features
 from structperc.labels import LabelSet, transition_mask, valid_sequence
 from structperc.model.weights import Weights, with_zero_row
 from structperc.train.epoch_kernels import viterbi as compiled_viterbi
+from structperc.decode.decoder import predict
 
 NEG = -np.inf
 
@@ -271,7 +272,7 @@ def test_weights_predict_equals_per_sentence_decoding(monkeypatch, batch_tokens,
     X = rng.integers(-1, A, (n, 3)).astype(np.int32)
     XT = rng.integers(-1, AT, (n, 2 if conditioned else 0)).astype(np.int32)
     feats = Features(X, XT, ptr)
-    pred = w.predict(feats)
+    pred = predict(w, feats)
     assert pred.dtype == np.int32 and pred.shape == (n,)
     assert pred.tolist() == _reference_predict(w, feats)
     for s in range(len(lengths)):

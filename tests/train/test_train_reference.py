@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.compiled import loader as kernels
+from structperc.train.perceptron import _epoch_kernel
 
 from structperc.train import epoch_kernels as train_kernels
 from structperc.model.state_weights import feature_set
@@ -21,7 +21,8 @@ from structperc.model.state_weights import feature_set
 def _reference_viterbi(state, trans, end):
     """Plain Viterbi: ``trans`` is (T or 1, L + 1, L); ties go to the lowest label (np.argmax)."""
     T, L = state.shape
-    tr = lambda t: trans[t if trans.shape[0] == T else 0]
+    def tr(t):
+        return trans[t if trans.shape[0] == T else 0]
     delta = np.empty((T, L))
     back = np.zeros((T, L), np.int64)
     delta[0] = state[0] + tr(0)[L]
@@ -152,7 +153,7 @@ def test_compiled_epochs_equal_the_reference(problem):
     max_len = int(np.diff(sent_ptr).max())
     for epoch in range(3):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
-        got = kernels.train_epoch(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U,
+        got = _epoch_kernel()(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U,
                                   Wt, Ut, Wc, Uc, mask, end, c, max_len)
         want = _reference_epoch(order, sent_ptr, X, XT, y, allowed, rW, rU, rWt, rUt, rWc, rUc,
                                 mask, end, rc)

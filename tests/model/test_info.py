@@ -10,7 +10,6 @@ import pytest
 from click.testing import CliRunner
 
 from structperc import ModelFormatError, Tagger, __version__
-from structperc.model.compress import compress
 from structperc.segmenter import Segmenter
 from structperc.model.info import format_info, model_info
 from structperc.cli.lifecycle import info_command
@@ -68,7 +67,7 @@ def test_fields_present_and_correct(trained):
 
 def test_compression_is_reported(trained, tmp_path):
     tagger, _, _ = trained
-    small = compress(tagger, keep=0.5)
+    small = tagger.compress(keep=0.5)
     small.save(tmp_path / "small")
     d = model_info(tmp_path / "small")
     c = d["compression"]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.io import conll
+from structperc.io import text
 from structperc.io.corpus import Corpus
 from structperc.io.conll import (iter_conll_chunks, read_conll, read_conllu, read_corpus,
                                      write_conll)
@@ -139,12 +139,12 @@ def test_small_read_pieces_give_same_corpus(sents, piece, crlf):
     """The reader decodes in pieces; multi-byte characters split across pieces must not matter."""
     nl = "\r\n" if crlf else "\n"
     data = "".join(nl.join(f"{a} {b}" for a, b in s) + nl + nl for s in sents).encode()
-    saved = conll._PIECE
+    saved = text._PIECE
     try:
-        conll._PIECE = piece
+        text._PIECE = piece
         small = read_conll(io.BytesIO(data), ["word", "tag"])
     finally:
-        conll._PIECE = saved
+        text._PIECE = saved
     assert small.columns["word"] == [a for s in sents for a, _ in s]
     assert small.columns["tag"] == [b for s in sents for _, b in s]
     assert np.diff(small.sent_ptr).tolist() == [len(s) for s in sents]
@@ -287,15 +287,15 @@ def test_undecodable_bytes_name_line(write_file, data, line):
 
 def test_undecodable_bytes_line_with_small_pieces(write_file):
     p = write_file("a.txt", "é X\nü Y\n\n北京 Z\n".encode() + b"\xff W\n")
-    saved = conll._PIECE
+    saved = text._PIECE
     try:
         for piece in (1, 3, 5, 64):
-            conll._PIECE = piece
+            text._PIECE = piece
             with pytest.raises(InputError) as err:
                 read_conll(p, ["word", "tag"])
             assert str(err.value).startswith(f"{p}:5: "), piece
     finally:
-        conll._PIECE = saved
+        text._PIECE = saved
 
 
 def test_undecodable_bytes_in_gzip_name_line(write_file):

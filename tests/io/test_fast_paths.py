@@ -28,20 +28,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from structperc.features.index import index as features
+from structperc.features import index as features
 
 from structperc.compiled import loader as kernels
-from structperc.io import conll, scan
+from structperc.io import conll, scan, text
 from structperc.io.corpus import Corpus
 from structperc.features.index import FeatureIndex
 from structperc.labels.schemes import convert_flat, ids_to_iob2
 from structperc.features.templates import parse_templates
+from structperc.decode.decoder import predict
 
 #: Deterministic runs (no example database, fixed seed per test) that stay well under a few seconds.
 FAST = dict(deadline=None, derandomize=True, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-DEFAULT_PIECE = conll._PIECE
+DEFAULT_PIECE = text._PIECE
 BOM = b"\xef\xbb\xbf"
 
 
@@ -122,7 +123,7 @@ def _reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
         mp.setattr(scan, "_kernel", lambda name: None)
     if mode == "lines":
         mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
-        mp.setattr(conll, "_conllu_fast", lambda *a: None)
+        mp.setattr(conll, "conllu_fast", lambda *a: None)
 
 
 def _piece_sizes():
@@ -262,7 +263,7 @@ def test_column_reader_fast_path_equals_line_by_line(case, piece, keep_lines, se
                 _read_chunks(data, columns, optional, sentences, codes=True))
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", piece)
+        mp.setattr(text, "_PIECE", piece)
         got = _all_modes(mp, read)
     assert got[0] == got[2]
     assert got[1] == got[2]
@@ -277,7 +278,7 @@ def test_tagging_output_does_not_depend_on_the_reader(case, piece, sentences):
     whitespace inside lines, non-ASCII tags), chunk by chunk."""
     data, columns, optional = case
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", piece)
+        mp.setattr(text, "_PIECE", piece)
         got = _all_modes(mp, _tagging_output, data, columns, optional, sentences)
     assert got[0] == got[2]
     assert got[1] == got[2]
@@ -328,7 +329,7 @@ def test_column_reader_exact_cases(data, columns):
     """A few hand-picked files, each read in every mode at several piece sizes."""
     for piece in (1, 3, 8, DEFAULT_PIECE):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(conll, "_PIECE", piece)
+            mp.setattr(text, "_PIECE", piece)
             got = _all_modes(mp, _read_conll, data, columns, columns[2:], True, True)
         assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2], (piece, got)
 
@@ -342,7 +343,7 @@ def test_reading_many_distinct_values():
              for _ in range(60_000)]
     data = ("\n".join(lines) + "\n").encode()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", 1 << 18)
+        mp.setattr(text, "_PIECE", 1 << 18)
         got = _all_modes(mp, _read_conll, data, ["word", "pos"], (), True, True)
     assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2]
 
@@ -360,7 +361,7 @@ def test_reading_many_distinct_conllu_values():
         lines.append("\t".join([ident, w, w.upper(), "NOUN", "_", "_", "0", "dep", "_", "_"]))
     data = ("\n".join(lines) + "\n").encode()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", 1 << 18)
+        mp.setattr(text, "_PIECE", 1 << 18)
         got = _all_modes(mp, _read_conllu, data, True, True)
     assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2]
     assert len(got[0][0][4]["word"][0]) > 20_000
@@ -486,7 +487,7 @@ def test_conllu_fast_path_equals_line_by_line(data, piece, keep_lines):
     point to the wrong line) or keeps a non-word as a token.
     """
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", piece)
+        mp.setattr(text, "_PIECE", piece)
         got = _all_modes(mp, _read_conllu, data, keep_lines, True)
     assert got[0] == got[2]
     assert got[1] == got[2]
@@ -499,7 +500,7 @@ def test_conllu_tagging_output_does_not_depend_on_the_reader(data, piece, only):
     """`structperc tag`'s output for CoNLL-U (lines kept as bytes, only the columns the model reads)
     equals the line-by-line reader's with `write_conll`."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", piece)
+        mp.setattr(text, "_PIECE", piece)
         got = _all_modes(mp, _conllu_tagging_output, data, only)
     assert got[0] == got[2]
     assert got[1] == got[2]
@@ -521,7 +522,7 @@ _NO_WORD_CASES = [
 
 def _conllu_words(data, piece, mode):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(conll, "_PIECE", piece)
+        mp.setattr(text, "_PIECE", piece)
         _reader_mode(mp, mode)
         got = _read_conllu(data, False)
     return got if got[0] == "raised" else (got[0], got[1]["word"], *got[2:])
@@ -592,7 +593,7 @@ def test_conllu_exact_cases(data):
     """Irregular CoNLL-U read in every mode at several piece sizes: same corpus or same error."""
     for piece in (1, 12, DEFAULT_PIECE):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(conll, "_PIECE", piece)
+            mp.setattr(text, "_PIECE", piece)
             got = _all_modes(mp, _read_conllu, data, True, True)
         assert got[0] == got[2] and got[1] == got[2] and got[3] == got[2], (piece, got)
 
@@ -858,15 +859,17 @@ def test_compiled_decoder_equals_numpy_decoder(params, seed):
     feats = tagger.features_.transform(corpus)
 
     calls = []
-    real = kernels.decode_corpus
+    import structperc.decode.decoder as decoder
+
+    real = decoder._predict_compiled
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(kernels, "decode_corpus", lambda *a: calls.append(1) or real(*a))
-        compiled_ids = tagger.weights_.predict(feats)
+        mp.setattr(decoder, "_predict_compiled", lambda *a: (calls.append(1), real(*a))[1])
+        compiled_ids = predict(tagger.weights_, feats)
         compiled_tags = tagger.predict(test_X)
     assert calls, "the compiled decoder did not run"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(kernels, "decode_corpus", lambda *a: False)
-        numpy_ids = tagger.weights_.predict(feats)
+        mp.setattr(decoder, "_predict_compiled", lambda *a: False)
+        numpy_ids = predict(tagger.weights_, feats)
         numpy_tags = tagger.predict(test_X)
     assert compiled_ids.tolist() == numpy_ids.tolist()
     assert compiled_tags == numpy_tags

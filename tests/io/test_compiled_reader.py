@@ -144,7 +144,7 @@ def test_cli_tag_ner_with_gazetteer(tmp_path, write_file):
             "--model", model, "-q")
     assert r.exit_code == 0, r.output
     tagger = Tagger.load(model)
-    assert tagger.extra_.get("gazetteer") and "word" not in tagger.features_.columns
+    assert tagger.dictionary_ is not None and "word" not in tagger.features_.columns
     test = write_file("test.txt", conll_text([[t[:2] for t in s] for s in sents[:3]]))
     outs = []
     for compiled in (True, False):

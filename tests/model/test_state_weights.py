@@ -149,7 +149,7 @@ def test_compiled_loading_equals_numpy(problem, break_order):
     """`structperc.model.weight_kernels` (the JIT here, and the ahead-of-time build when it exists) lays
     out padded rows and checks label order exactly as the numpy code it replaces at load time."""
     from structperc.compiled import loader as kernels
-    from structperc.model.weights import weight_kernels
+    from structperc.model import weight_kernels
 
     X, y, A, L, rng = problem
     fs = observed_pairs(X, y, A, L)

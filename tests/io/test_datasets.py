@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 datasets = pytest.importorskip("datasets")
 
-from structperc import Tagger
+from structperc import Tagger  # noqa: E402
 from structperc.cli import main  # noqa: E402
 from structperc.io import read_conll  # noqa: E402
 from structperc.io.hf import corpus_from_dataset, is_dataset_spec, load  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from structperc import InputError, Tagger
-from structperc.model.compress import attribute_norms, compress, keep_masks, n_kept
+from structperc.model.compress import attribute_norms, keep_masks, n_kept
 from structperc.io.conll import read_conll
 from structperc.segmenter import Segmenter
 from structperc.cli.lifecycle import compress_command
@@ -21,7 +21,7 @@ from structperc.features.templates import preset
 
 from conftest import SAMPLE_TEST, SAMPLE_TRAIN
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 COLUMNS = ["word", "pos", "chunk"]
 
 
@@ -68,7 +68,7 @@ def test_n_kept_rule_is_ceiling_without_float_noise():
 def test_input_untouched(sample_tagger, test_corpus):
     before = _snapshot(sample_tagger)
     pred_before = sample_tagger.predict_corpus(test_corpus)
-    small = compress(sample_tagger, keep=0.3)
+    small = sample_tagger.compress(keep=0.3)
     assert small is not sample_tagger and small.features_ is not sample_tagger.features_
     after = _snapshot(sample_tagger)
     for a, b in zip(before[0], after[0]):
@@ -81,7 +81,7 @@ def test_input_untouched(sample_tagger, test_corpus):
 
 
 def test_keep_one_identical_predictions_and_drops_only_dead_attributes(sample_tagger, test_corpus):
-    full = compress(sample_tagger, keep=1.0)
+    full = sample_tagger.compress(keep=1.0)
     assert full.predict_corpus(test_corpus) == sample_tagger.predict_corpus(test_corpus)
     s_norm, _ = attribute_norms(sample_tagger.weights_)
     # a 3-epoch perceptron never touched most attributes: they are all-zero and always dropped
@@ -91,7 +91,7 @@ def test_keep_one_identical_predictions_and_drops_only_dead_attributes(sample_ta
 
 def test_keep_fraction_keeps_ceil_of_attributes_with_largest_norms(sample_tagger):
     A = sample_tagger.features_.n_state_attributes
-    small = compress(sample_tagger, keep=0.3)
+    small = sample_tagger.compress(keep=0.3)
     assert small.features_.n_state_attributes == math.ceil(0.3 * A) == 36248
     assert small.weights_.state.shape == (36248 + 1, len(sample_tagger.labels_))
     assert not small.weights_.state[-1].any()
@@ -107,10 +107,10 @@ def test_keep_fraction_keeps_ceil_of_attributes_with_largest_norms(sample_tagger
 def test_threshold_keeps_norms_above_it(sample_tagger, test_corpus):
     s_norm, _ = attribute_norms(sample_tagger.weights_)
     t = float(np.median(s_norm[s_norm > 0]))
-    small = compress(sample_tagger, threshold=t)
+    small = sample_tagger.compress(threshold=t)
     assert small.features_.n_state_attributes == int(np.count_nonzero(s_norm > t))
     assert small.provenance_["compressed"]["threshold"] == t
-    lossless = compress(sample_tagger, threshold=0)
+    lossless = sample_tagger.compress(threshold=0)
     assert lossless.predict_corpus(test_corpus) == sample_tagger.predict_corpus(test_corpus)
 
 
@@ -120,12 +120,12 @@ def test_threshold_keeps_norms_above_it(sample_tagger, test_corpus):
                                     {"keep": "0.5"}, {"keep": True}])
 def test_bad_arguments_raise_input_error(toy_tagger, kwargs):
     with pytest.raises(InputError):
-        compress(toy_tagger, **kwargs)
+        toy_tagger.compress(**kwargs)
 
 
 def test_untrained_tagger_refused():
     with pytest.raises(RuntimeError, match="not trained"):
-        compress(Tagger(), keep=0.5)
+        Tagger().compress(keep=0.5)
 
 
 # ----------------------------------------------------- HanLP #1031: ids in step with weights
@@ -157,7 +157,7 @@ def _check_consistent(old, new, keep_state, keep_trans, corpus):
 
 @pytest.mark.parametrize("keep", [1.0, 0.3, 0.05])
 def test_names_weights_and_ids_move_together(sample_tagger, test_corpus, keep):
-    new = compress(sample_tagger, keep=keep)
+    new = sample_tagger.compress(keep=keep)
     ks, kt = keep_masks(sample_tagger.weights_, keep=keep)
     _check_consistent(sample_tagger, new, ks, kt, test_corpus)
 
@@ -165,7 +165,7 @@ def test_names_weights_and_ids_move_together(sample_tagger, test_corpus, keep):
 @pytest.mark.parametrize("keep", [0.5, 0.1])
 def test_transition_conditioned_attributes_move_with_their_slices(cond_tagger, test_corpus, keep):
     assert cond_tagger.features_.n_transition_attributes > 0
-    new = compress(cond_tagger, keep=keep)
+    new = cond_tagger.compress(keep=keep)
     ks, kt = keep_masks(cond_tagger.weights_, keep=keep)
     _, c_norm = attribute_norms(cond_tagger.weights_)
     assert int(kt.sum()) == min(n_kept(keep, len(kt)), int(np.count_nonzero(c_norm > 0)))
@@ -180,7 +180,7 @@ def test_transition_conditioned_attributes_move_with_their_slices(cond_tagger, t
 
 
 def test_lossless_with_transition_templates(cond_tagger, test_corpus):
-    assert compress(cond_tagger, keep=1.0).predict_corpus(test_corpus) == \
+    assert cond_tagger.compress(keep=1.0).predict_corpus(test_corpus) == \
         cond_tagger.predict_corpus(test_corpus)
 
 
@@ -194,7 +194,7 @@ def _round_trip(tagger):
 def test_compressed_model_can_continue_training(sample_tagger, test_corpus):
     """partial_fit re-encodes keys with grown vocabularies: the trimmed vocabularies and radixes of a
     compressed model must be consistent for that to work."""
-    small = compress(sample_tagger, keep=0.1)
+    small = sample_tagger.compress(keep=0.1)
     before = small.features_.n_state_attributes
     vocab = [len(v) for v in small.features_.vocabs]
     small.partial_fit(str(SAMPLE_TRAIN), epochs=1)
@@ -207,8 +207,8 @@ def test_compressed_model_can_continue_training(sample_tagger, test_corpus):
 
 
 def test_compressing_twice_keeps_history_and_predictions(sample_tagger, test_corpus):
-    once = compress(sample_tagger, keep=0.3)
-    twice = compress(once, keep=1.0)
+    once = sample_tagger.compress(keep=0.3)
+    twice = once.compress(keep=1.0)
     assert twice.predict_corpus(test_corpus) == once.predict_corpus(test_corpus)
     c = twice.provenance_["compressed"]
     assert c["state_attributes_before"] == 36248 and c["previous"]["keep"] == 0.3
@@ -219,7 +219,7 @@ def test_saved_compressed_model_predicts_like_in_memory_and_is_smaller(sample_ta
                                                                         tmp_path):
     sizes = {}
     for keep in (1.0, 0.3, 0.1):
-        small = compress(sample_tagger, keep=keep)
+        small = sample_tagger.compress(keep=keep)
         path = small.save(tmp_path / f"k{keep}")
         sizes[keep] = path.stat().st_size
         loaded = Tagger.load(tmp_path / f"k{keep}")
@@ -241,8 +241,8 @@ def test_saved_compressed_model_predicts_like_in_memory_and_is_smaller(sample_ta
 
 def test_f1_loss_at_keep_03_is_small(sample_tagger):
     full = sample_tagger.score(str(SAMPLE_TEST))
-    small = compress(sample_tagger, keep=0.3).score(str(SAMPLE_TEST))
-    tiny = compress(sample_tagger, keep=0.05).score(str(SAMPLE_TEST))
+    small = sample_tagger.compress(keep=0.3).score(str(SAMPLE_TEST))
+    tiny = sample_tagger.compress(keep=0.05).score(str(SAMPLE_TEST))
     # measured: 0.91979 full, 0.91977 at keep=0.3, 0.91599 at keep=0.05
     assert full - small < 0.01
     assert small >= 0.915
@@ -255,10 +255,10 @@ def test_segmenter_compression(tmp_path):
     seg = Segmenter.train(sents, epochs=3, folds=2)
     texts = ["上海体育局召开会议", "中国代表团召开工作会议", "研究部署"]
     keys_before = [k.copy() for k in seg.tagger_.features_.keys]
-    full = compress(seg, keep=1.0)
+    full = seg.compress(keep=1.0)
     assert isinstance(full, Segmenter) and full.tagger_ is not seg.tagger_
     assert full.segment_texts(texts) == seg.segment_texts(texts)
-    small = compress(seg, keep=0.3)
+    small = seg.compress(keep=0.3)
     A = seg.tagger_.features_.n_state_attributes
     assert small.tagger_.features_.n_state_attributes <= n_kept(0.3, A)
     for a, b in zip(keys_before, seg.tagger_.features_.keys):
@@ -269,7 +269,7 @@ def test_segmenter_compression(tmp_path):
     assert loaded.evaluate(sents)["f1"] == small.evaluate(sents)["f1"]
     assert loaded.tagger_.provenance_["compressed"]["keep"] == 0.3
     # compressing the wrapped tagger directly works as well
-    assert compress(seg.tagger_, keep=1.0).features_.n_state_attributes == \
+    assert seg.tagger_.compress(keep=1.0).features_.n_state_attributes == \
         full.tagger_.features_.n_state_attributes
 
 
@@ -282,7 +282,7 @@ def test_cli_compress(sample_tagger, test_corpus, tmp_path):
     assert res.exit_code == 0, res.output
     assert "36,248 of 120,826" in res.output
     loaded = Tagger.load(tmp_path / "small")
-    expected = compress(sample_tagger, keep=0.3)
+    expected = sample_tagger.compress(keep=0.3)
     assert loaded.predict_corpus(test_corpus) == expected.predict_corpus(test_corpus)
     # in place, when asked explicitly; threshold mode
     res = runner.invoke(compress_command, ["--model", str(tmp_path / "small"), "--threshold", "1.5",
@@ -325,7 +325,7 @@ def test_cli_compress_damaged_model_is_one_line(tmp_path):
 def _curve(evaluate, model, keeps, tmp_path):
     rows = []
     for keep in keeps:
-        small = compress(model, keep=keep)
+        small = model.compress(keep=keep)
         path = small.save(tmp_path / f"keep{keep}")
         tagger = small.tagger_ if isinstance(small, Segmenter) else small
         rows.append((keep, tagger.features_.n_state_attributes, path.stat().st_size, evaluate(small)))
