@@ -1,4 +1,5 @@
-"""One library call per command: what ``structperc train/tag/eval/segment/info/compress`` do, for the
+"""One library call per command: what ``structperc train/eval/info/compress`` do (``tag`` and
+``segment``: `structperc.streaming`), for the
 command line and any other face (an HTTP service, a notebook) to call the same way.
 
 The faces parse their own options and print; everything else — which estimator a task needs, which
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO, Any, Iterable, Sequence
+from typing import Any
 
 from structperc.errors import InputError
 from structperc.model import schema
@@ -73,32 +74,6 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str = "chunk"
         plot_history(getattr(model, "dev_history_", None) or model.history_, plot,
                      title=f"{Path(train_path).name}: {task}")
     return model, path
-
-
-def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: IO[str]) -> None:
-    """Tag CoNLL/CoNLL-U input (paths, or ``"-"`` for standard input): each line comes back with the
-    predicted tag appended."""
-    from structperc.io.conll import iter_tagging_chunks, write_tagged
-
-    tagger = load(model_path)
-    if isinstance(tagger, Segmenter):
-        raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
-    task = tagger.task_
-    optional = (task.tag_column,) if task.columns[-1] == task.tag_column else ()
-    for source in inputs or ("-",):
-        for corpus, lines in iter_tagging_chunks(source, list(task.columns), optional=optional,
-                                                 only=tagger.reads(), sentences=20_000):
-            write_tagged(output, lines, tagger.predict_corpus(corpus))
-
-
-def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: IO[str],
-                  sep: str = " ") -> None:
-    """Segment raw text line by line (one output line per input line); streams in batches."""
-    from structperc.io.segmented import iter_raw_lines
-
-    seg = Segmenter.load(model_path)
-    for words in seg.segment_lines(iter_raw_lines(inputs or ("-",))):
-        output.write(sep.join(words) + "\n")
 
 
 def evaluate(model_path: str | os.PathLike, path: str, *, task: str | None = None,

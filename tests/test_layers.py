@@ -24,10 +24,10 @@ FLOORS: dict[str, int] = {
     "fitting": 7,
     "tagger": 8,
     "segmenter": 9, "ensemble": 9, "cws": 10,
-    "workflows": 11,
-    "cli": 12,
+    "workflows": 11, "streaming": 12,
+    "cli": 13,
     "binary": 8,
-    "__init__": 13, "__main__": 13,
+    "__init__": 14, "__main__": 14,
 }
 #: `io` and `labels` import nothing of the package but these.
 BASE_ONLY = {"io": {"errors", "compiled", "io"}, "labels": {"errors", "labels"}}
