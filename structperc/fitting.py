@@ -15,8 +15,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
+from structperc.features.index import Features
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
@@ -29,6 +31,8 @@ from structperc.train.perceptron import EpochReport, PerceptronState, train_perc
 from structperc.version import __version__
 
 Callback = Callable[[EpochReport], None]
+#: Receives (sentences done, sentences) during an epoch (a live progress bar).
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -63,6 +67,16 @@ def sources(X: Any, corpus: Corpus) -> list[dict]:
     if isinstance(X, (str, os.PathLike)) and os.path.isfile(X):
         return [{"name": os.path.basename(str(X)), "sha256": file_sha256(X)}]
     return [{"name": corpus.source}]
+
+
+def compact_features(feats: Features) -> tuple[Features, np.ndarray]:
+    """``feats`` with its state attribute ids renumbered densely, and the sorted original ids: the
+    rows of the weights that scoring this data reads (see `train_perceptron`'s ``dev_rows``)."""
+    known = feats.state >= 0
+    rows, inverse = np.unique(feats.state[known], return_inverse=True)
+    state = np.full(feats.state.shape, -1, dtype=np.int32)
+    state[known] = inverse.ravel()
+    return Features(state, feats.trans, feats.sent_ptr), rows.astype(np.int64)
 
 
 def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> float:
@@ -110,6 +124,7 @@ def tagging_report(gold: list[list[str]], pred: list[list[str]], task: Task, *,
 
 def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[str], params: dict,
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
+        progress: Progress | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
         release: bool = False) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
@@ -120,15 +135,21 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         order = np.random.default_rng(params["seed"]).permutation(len(corpus))
         n_dev = max(1, int(round(params["dev_split"] * len(corpus))))
         held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
+        if not len(kept):
+            raise InputError(f"dev_split={params['dev_split']} holds out all {len(corpus)} training "
+                             "sentence(s): nothing is left to train on", corpus.source)
+        # the split's corpora are copies made for the probe alone: released once featurized
         probe = train_model(corpus.select(kept), corpus.select(held), template_lines, epochs, task=task,
                             params=params, dictionary=dictionary, dataset_columns=dataset_columns,
-                            callback=callback)
+                            callback=callback, progress=progress, release=True)
         probe.dev_history = dev_history = probe.history
         if not params.get("refit", True):
             return probe
         epochs = probe.best_epoch
+        del probe  # its weights are as large as the refit's: not both at once
     fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
+                         progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, release=release)
     fitted.dev_history = dev_history
     return fitted
@@ -136,7 +157,8 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
 
 def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], epochs: int, *,
                 task: Task, params: dict, dictionary: ColumnDictionary | None, dataset_columns: dict,
-                callback: Callback | None, checkpoint_dir: str | os.PathLike | None = None,
+                callback: Callback | None, progress: Progress | None = None,
+                checkpoint_dir: str | os.PathLike | None = None,
                 resume: str | os.PathLike | None = None, release: bool = False) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
@@ -166,13 +188,14 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     del pairs
     model = Model(task, labels, lines, index, None, params, {}, dictionary,  # type: ignore[arg-type]
                   dataset_columns)
-    fitted = _run(model, data, state, epochs, dev, callback, params["seed"], checkpoint_dir, fingerprint)
+    fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
+                  fingerprint)
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     return fitted
 
 
 def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epochs: int,
-                      callback: Callback | None = None) -> Fitted:
+                      callback: Callback | None = None, progress: Progress | None = None) -> Fitted:
     """Continue training ``model`` on ``corpus`` (already holding any dictionary columns).
 
     New attributes and new labels are added (existing ids are remapped, weights move with them).
@@ -197,22 +220,24 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
     grown = Model(task, label_set.labels, model.templates, model.features, None,  # type: ignore[arg-type]
                   model.params, {}, model.dictionary, model.dataset_columns)
-    fitted = _run(grown, data, state, epochs, dev, callback, model.params.get("seed", 0))
+    fitted = _run(grown, data, state, epochs, dev, callback, progress, model.params.get("seed", 0))
     fitted.model.provenance.update(continued_from=dict(model.provenance), n_sentences=len(corpus),
                                    n_tokens=corpus.n_tokens)
     return fitted
 
 
 def _run(model: Model, data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
-         callback: Callback | None, seed: int, checkpoint_dir: str | os.PathLike | None = None,
+         callback: Callback | None, progress: Progress | None, seed: int,
+         checkpoint_dir: str | os.PathLike | None = None,
          fingerprint: dict | None = None) -> Fitted:
     """Run the trainer from ``state`` and complete ``model`` with its weights and provenance (the
     one training loop of fit and continued training)."""
     task, labels = model.task, model.labels
     mask, end = masks(labels, task)
-    dev_score = None
+    dev_score, dev_rows = None, None
     if dev is not None:
-        dev_feats = model.features.transform(dev)
+        dev_feats, dev_rows = compact_features(model.features.transform(dev))
+        model.features.drop_lookup_tables()  # dense key tables: tens of MB that training never reads
         gold = list(dev.sentences(task.tag_column))
 
         def dev_score(weights: Weights) -> float:
@@ -234,7 +259,8 @@ def _run(model: Model, data: Instances, state: PerceptronState, epochs: int, dev
             save_checkpoint(checkpoint_dir, st, fingerprint or {})
     model.weights, best_epoch = train_perceptron(
         data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
-        dev_score=dev_score, callback=report, on_epoch_end=on_epoch_end, consume=True)
+        dev_score=dev_score, dev_rows=dev_rows, callback=report, on_epoch_end=on_epoch_end, consume=True,
+        progress=progress)
     model.provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
                         "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
     return Fitted(model, best_epoch, history)

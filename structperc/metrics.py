@@ -28,10 +28,37 @@ def _seqeval_scheme(scheme: str | None):
     return IOBES
 
 
+def span_entities(seqs: Tags) -> set[tuple[str, int, int]]:
+    """(type, first, last) of every span of ``seqs`` by conlleval's rules, as seqeval's default mode
+    reads them (`seqeval.metrics.sequence_labeling.get_entities`, sentences joined by an ``O``):
+    written here so that scoring a dev set every epoch does not import seqeval, which imports
+    scikit-learn (+130 MiB of training's peak memory on CoNLL-2000)."""
+    out = set()
+    prev_tag, prev_type, begin, i = "O", "", 0, 0
+    for seq in seqs:
+        for chunk in list(seq) + ["O"]:
+            tag, type_ = chunk[0], chunk[1:].split("-", maxsplit=1)[-1] or "_"
+            if prev_tag in "ES" or (prev_tag in "BI" and tag in "BSO") or \
+                    (prev_tag not in "O." and prev_type != type_):
+                out.add((prev_type, begin, i - 1))
+            if tag in "BS" or (prev_tag in "ESO" and tag in "EI") or (tag not in "O." and prev_type != type_):
+                begin = i
+            prev_tag, prev_type, i = tag, type_, i + 1
+    return out
+
+
 def span_f1(gold: Tags, pred: Tags, *, strict: bool = False, scheme: str | None = None) -> float:
-    """Micro span F1 as conlleval computes it (seqeval's default mode), or seqeval's strict mode."""
+    """Micro span F1 as conlleval computes it (seqeval's default mode, same floating-point formula),
+    or seqeval's strict mode."""
+    if not strict:
+        true, found = span_entities(gold), span_entities(pred)
+        tp = len(true & found)
+        precision = tp / len(found) if found else 0.0
+        recall = tp / len(true) if true else 0.0
+        denom = precision + recall
+        return float(2.0 * precision * recall / (denom if denom != 0.0 else 1.0))
     from seqeval.metrics import f1_score
-    kw = {"mode": "strict", "scheme": _seqeval_scheme(scheme) or _iob2()} if strict else {}
+    kw = {"mode": "strict", "scheme": _seqeval_scheme(scheme) or _iob2()}
     return float(f1_score([list(g) for g in gold], [list(p) for p in pred], zero_division=0, **kw))
 
 

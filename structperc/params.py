@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from structperc.errors import InputError
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.state_weights import FEATURE_SETS
@@ -29,6 +31,9 @@ def check(params: dict[str, Any], task: Task) -> None:
         value = params.get(name, 1)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise InputError(f"{name} must be a positive integer, got {value!r}")
+    seed = params.get("seed", 0)
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
     if params["feature_set"] not in FEATURE_SETS:
         raise InputError(f"feature_set must be one of {', '.join(FEATURE_SETS)}, got "
                          f"{params['feature_set']!r}")

@@ -64,6 +64,24 @@ def data_tags(ids: np.ndarray, sent_ptr: np.ndarray, labels: list[str], task: Ta
     return LabelSet(labels).decode(ids)
 
 
+def check_tags_match(corpus: Corpus, labels: list[str], task: Task) -> None:
+    """Refuse gold tags that share nothing with a model's labels: data of another task (chunk tags
+    given to an NER model score 0 and would mix two tag sets into one model)."""
+    def kinds(values: set[str]) -> set[str]:
+        if task.metric == "span":  # compare entity types: the data's scheme may differ from the model's
+            return {v[2:] for v in values if len(v) > 2 and v[1] in "-_"}
+        return values - {"O"}
+    data, model = kinds(set(corpus.factorize(task.tag_column)[0])), kinds(set(labels))
+    if data and model and not data & model:
+        raise InputError(f"its {task.tag_column!r} tags ({_few(data)}) are none of this {task.name!r} "
+                         f"model's ({_few(model)}): data of another task or tag set", corpus.source)
+
+
+def _few(values: set[str], n: int = 6) -> str:
+    shown = sorted(values)
+    return ", ".join(shown[:n]) + (f", … ({len(shown)})" if len(shown) > n else "")
+
+
 def split_tags(flat: list[str], ptr: np.ndarray) -> list[list[str]]:
     """A flat tag list cut into sentences at ``ptr``."""
     p = ptr.tolist()
@@ -108,10 +126,16 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     if missing:
         raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
                          f"(columns: {', '.join(corpus.columns)})", corpus.source)
+    if corpus.n_tokens == 0:
+        raise InputError("no tokens to train on (every sentence is empty)", corpus.source)
     tags = model_tags(corpus, task)
     label_set = LabelSet(tags)
     index = FeatureIndex(templates, min_count)
     feats = index.fit_transform(corpus)
+    if index.n_state_attributes + index.n_transition_attributes == 0:
+        raise InputError(f"no attributes left to learn from: min_count={min_count} keeps none of them"
+                         if min_count > 1 else "the templates give no attribute on this data",
+                         corpus.source)
     return index, lines, label_set, Instances(feats, label_set.encode(tags))
 
 

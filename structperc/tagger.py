@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -14,14 +14,14 @@ from structperc import fitting, params
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
 from structperc.features.templates import resolve_template
+from structperc.fitting import Callback, Progress
 from structperc.inputs import to_corpus
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
-from structperc.pipeline import (columns_to_read, data_tags, predict_ids, split_tags, with_dictionary)
-from structperc.train.perceptron import EpochReport
+from structperc.pipeline import (check_tags_match, columns_to_read, data_tags, predict_ids, split_tags,
+                                 with_dictionary)
 
-Callback = Callable[[EpochReport], None]
 
 
 class Tagger:
@@ -92,15 +92,13 @@ class Tagger:
     def fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
             dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens", tags: str | None = None,
             features: dict[str, str] | None = None, callback: Callback | None = None,
-            checkpoint_dir: str | os.PathLike | None = None,
+            progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
             resume: str | os.PathLike | None = None) -> "Tagger":
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
-        With ``dev`` (or ``dev_split``) the epoch scoring best on it is kept. For a `datasets.Dataset`,
-        ``tokens`` and ``tags`` name its token and tag columns (`ClassLabel` tags are decoded) and
-        ``features`` maps further corpus columns to dataset columns, e.g. ``{"pos": "pos_tags"}``.
-        With ``checkpoint_dir`` the trainer state is saved atomically after every epoch; ``resume``
-        (a checkpoint directory) continues such a run exactly where its last complete epoch ended.
+        ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
+        named, ``features`` maps more, e.g. ``{"pos": "pos_tags"}``. ``checkpoint_dir`` saves the
+        trainer after every epoch; ``resume`` continues such a run exactly where it stopped.
         """
         settings = self.get_params()
         task = params.task_for(settings)
@@ -113,17 +111,17 @@ class Tagger:
                                dataset_columns=columns) if dev is not None else None
         return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns,
                                 fitting.gazetteer_learner(corpus, task, lines, None), callback,
-                                checkpoint_dir, resume)
+                                checkpoint_dir, resume, progress)
 
     def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task, lines: list[str],
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
-                    checkpoint_dir=None, resume=None) -> "Tagger":
+                    checkpoint_dir=None, resume=None, progress: Progress | None = None) -> "Tagger":
         """Learn the dictionary (jackknifed into ``corpus`` when the templates read it), train, and
         keep the result."""
         corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed)
         dev = with_dictionary(dev, dictionary, lines) if dev is not None else None
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
-                             dictionary=dictionary, dataset_columns=columns, callback=callback,
+                             dictionary=dictionary, dataset_columns=columns, callback=callback, progress=progress,
                              checkpoint_dir=checkpoint_dir, resume=resume,
                              release=not isinstance(X, Corpus))
         self._keep(result)
@@ -134,18 +132,21 @@ class Tagger:
         return self
 
     def partial_fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, epochs: int | None = None,
-                    dev: Any = None, callback: Callback | None = None) -> "Tagger":
+                    dev: Any = None, callback: Callback | None = None,
+                    progress: Progress | None = None) -> "Tagger":
         """Continue training a fitted tagger on new data (see `structperc.fitting.continue_training`);
         templates, columns, label scheme and seed are kept from the model."""
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
+        check_tags_match(corpus, self.labels_, self.task_)
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
         learner = fitting.gazetteer_learner(corpus, self.task_, self.template_lines_, self.dictionary_)
         if learner is not None:
             corpus, self.dictionary_ = jackknifed(corpus, learner, self.folds, self.seed)
             dev_corpus = self._annotated(dev_corpus) if dev_corpus is not None else None
         result = fitting.continue_training(self._model(), corpus, dev_corpus,
-                                           epochs=epochs or self.task_.epochs, callback=callback)
+                                           epochs=epochs or self.task_.epochs, callback=callback,
+                                           progress=progress)
         self._keep(result)
         self.provenance_["sources"] = fitting.sources(X, corpus)
         return self
@@ -221,8 +222,7 @@ class Tagger:
         return self.predict([sentence])[0] if len(sentence) else []
 
     def tag_dataset(self, dataset: Any, column: str = "predicted") -> Any:
-        """A copy of a `datasets.Dataset` with a column of predicted tags (ClassLabel ids when the
-        gold tag column is a ClassLabel, else strings)."""
+        """A copy of a `datasets.Dataset` plus predicted tags (ClassLabel ids if the gold ones are)."""
         from structperc.io.hf import with_predictions
 
         return with_predictions(dataset, self.predict(dataset), column, self.dataset_columns_.get("tags"))
@@ -233,6 +233,7 @@ class Tagger:
 
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
+        check_tags_match(corpus, self.labels_, self.task_)
         gold = list(corpus.sentences(self.task_.tag_column))
         pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
         return tagging_report(gold, pred, self.task_, strict=strict)

@@ -8,13 +8,17 @@ columns a model reads, how a model is loaded once — is decided here or below.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from structperc.errors import InputError
 from structperc.model import schema
+from structperc.model.archive import archive_path, writing_lock
 from structperc.segmenter import Segmenter
 from structperc.tagger import Callback, Tagger
+
+Progress = Callable[[int, int], None]
 
 
 def load(path: str | os.PathLike) -> Tagger:
@@ -26,54 +30,112 @@ def load(path: str | os.PathLike) -> Tagger:
     return Tagger.from_model(model)
 
 
-def train(train_path: str, model_path: str | os.PathLike, *, task: str = "chunk",
+def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = None,
           dev_path: str | None = None, init_model: str | None = None, lexicon: str | None = None,
           tokens_column: str = "tokens", tags_column: str | None = None,
-          callback: Callback | None = None, checkpoint_dir: str | None = None,
-          resume: str | None = None, plot: str | None = None, **params: Any) -> tuple[Tagger, Path]:
+          callback: Callback | None = None, progress: Progress | None = None,
+          checkpoint_dir: str | None = None, resume: str | None = None, plot: str | None = None,
+          **params: Any) -> tuple[Tagger, Path]:
     """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``),
     save it to ``model_path`` and return it with the archive's path.
 
-    ``params`` are the estimator's parameters (``template``, ``epochs``, ``seed`` …; None keeps the
-    default). ``train_path`` may be a corpus file or a `datasets` spec (see `structperc.io.hf`).
-    ``plot`` writes the learning curve (needs matplotlib, checked before training).
+    ``task`` defaults to ``"chunk"`` (or, with ``init_model``, to the model's own task: another task
+    is refused). ``params`` are the estimator's parameters (``template``, ``epochs``, ``seed`` …;
+    None keeps the default). ``train_path`` may be a corpus file or a `datasets` spec (see
+    `structperc.io.hf`). Every output path (model, checkpoints, ``plot``) is checked before the first
+    epoch, and the model is locked against a second run writing it at the same time; a failed run
+    leaves what was there before.
     """
-    target = Path(model_path)
-    if target.exists() and not target.is_dir() and target.suffix != ".zip":
-        raise InputError("exists and is not a model directory", str(model_path))
+    if lexicon and task != "cws":
+        raise InputError("--lexicon is for --task cws")
     if plot:
         from structperc.plot import require_matplotlib
 
         require_matplotlib()  # fail before training, not after
-    if lexicon and task != "cws":
-        raise InputError("--lexicon is for --task cws")
-    given = {k: v for k, v in params.items() if v is not None}
-    model: Tagger
-    if task == "cws":
-        names = set(Segmenter._param_names())
-        model = Segmenter(lexicon=lexicon, **{k: v for k, v in given.items() if k in names})
-        model.template = given.get("template") or "cws"
-        model.fit(train_path, dev=dev_path, callback=callback, checkpoint_dir=checkpoint_dir,
-                  resume=resume)
-    elif init_model:
-        model = Tagger.load(init_model)
-        model.partial_fit(train_path, epochs=given.get("epochs"), dev=dev_path, callback=callback)
-    else:
-        from structperc.io.hf import is_dataset_spec, load as load_dataset
-
-        model = Tagger(task=task, **given)
-        data, dev = (load_dataset(train_path), load_dataset(dev_path) if dev_path else None) \
-            if is_dataset_spec(train_path) else (train_path, dev_path)
-        model.fit(data, dev=dev, callback=callback, checkpoint_dir=checkpoint_dir, resume=resume,
-                  tokens=tokens_column, tags=tags_column)
-    path = model.save(model_path)
+    created = writable_outputs(model_path, checkpoint_dir, plot)
+    try:
+        with writing_lock(model_path):
+            model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
+                         callback, progress, checkpoint_dir, resume, params)
+            path = model.save(model_path)
+    except BaseException:
+        for directory in reversed(created):  # only the folders this run made, and left empty
+            (directory / f".{archive_path(model_path).name}.lock").unlink(missing_ok=True)
+            _remove_empty(directory)
+        raise
     if plot:
         from structperc.plot import plot_history
 
         # with --dev-split the curve worth seeing is the held-out one that picked the epochs
         plot_history(getattr(model, "dev_history_", None) or model.history_, plot,
-                     title=f"{Path(train_path).name}: {task}")
+                     title=f"{Path(train_path).name}: {model.task_.name}")
     return model, path
+
+
+def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: str | None,
+         lexicon: str | None, tokens_column: str, tags_column: str | None, callback: Callback | None,
+         progress: Progress | None, checkpoint_dir: str | None, resume: str | None,
+         params: dict[str, Any]) -> Tagger:
+    given = {k: v for k, v in params.items() if v is not None}
+    model: Tagger
+    if init_model:
+        model = load(init_model)
+        if task is not None and task != model.task_.name:
+            raise InputError(f"a {model.task_.name!r} model cannot continue training as {task!r} "
+                             "(leave out --task, or train a new model)", str(init_model))
+        if isinstance(model, Segmenter):
+            raise InputError("continued training of a word segmentation model is not supported",
+                             str(init_model))
+        return model.partial_fit(train_path, epochs=given.get("epochs"), dev=dev_path,
+                                 callback=callback, progress=progress)
+    if task == "cws":
+        names = set(Segmenter._param_names())
+        model = Segmenter(lexicon=lexicon, **{k: v for k, v in given.items() if k in names})
+        model.template = given.get("template") or "cws"
+        return model.fit(train_path, dev=dev_path, callback=callback, progress=progress,
+                         checkpoint_dir=checkpoint_dir, resume=resume)
+    from structperc.io.hf import is_dataset_spec, load as load_dataset
+
+    model = Tagger(task=task or "chunk", **given)
+    data, dev = (load_dataset(train_path), load_dataset(dev_path) if dev_path else None) \
+        if is_dataset_spec(train_path) else (train_path, dev_path)
+    return model.fit(data, dev=dev, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
+                     resume=resume, tokens=tokens_column, tags=tags_column)
+
+
+def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.PathLike | None = None,
+                     plot: str | os.PathLike | None = None) -> list[Path]:
+    """Check, before any training, that the model, the checkpoints and the plot can be written (by
+    writing a probe file), so that a run does not fail after its last epoch. Returns the folders it
+    had to create (a failed run removes them again)."""
+    target = Path(model_path)
+    if target.exists() and not target.is_dir() and target.suffix != ".zip":
+        raise InputError("exists and is not a model directory", str(model_path))
+    created: list[Path] = []
+    folders = [target.parent if target.suffix == ".zip" else target]
+    folders += [Path(checkpoint_dir)] if checkpoint_dir else []
+    folders += [Path(plot).parent] if plot else []
+    for folder in folders:
+        missing = [p for p in [folder, *folder.parents] if not p.exists()]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            created += [p for p in reversed(missing) if p.is_dir()]
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            for directory in reversed(created):
+                _remove_empty(directory)
+            raise InputError(f"cannot write there ({exc.strerror or exc})", str(folder)) from None
+    if plot and Path(plot).exists() and not os.access(plot, os.W_OK):
+        raise InputError("cannot write the plot there (read-only file)", str(plot))
+    return created
+
+
+def _remove_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()
+    except OSError:
+        pass
 
 
 def evaluate(model_path: str | os.PathLike, path: str, *, task: str | None = None,
@@ -83,7 +145,33 @@ def evaluate(model_path: str | os.PathLike, path: str, *, task: str | None = Non
     model = load(model_path)
     if task is not None and task != model.task_.name:
         raise InputError(f"a {model.task_.name!r} model, not {task!r}", str(model_path))
+    if isinstance(model, Segmenter) and _looks_like_columns(path):
+        raise InputError("looks like a CoNLL column file, but a word segmentation model is scored on "
+                         "segmented text (one sentence a line, words split by spaces)", path)
     return model.evaluate(path, strict=strict)
+
+
+def _looks_like_columns(path: str) -> bool:
+    """Whether a file reads like CoNLL columns rather than segmented text: sentences of short lines
+    separated by blank lines, nearly all lines with the same number (2-12) of fields."""
+    from collections import Counter
+
+    from structperc.io.text import open_text_lines
+
+    widths: Counter = Counter()
+    blank = 0
+    for number, line in open_text_lines(path):
+        fields = line.split()
+        if not fields:
+            blank += 1
+        else:
+            widths[len(fields)] += 1
+        if number >= 400:
+            break
+    if not widths or not blank:
+        return False
+    width, count = widths.most_common(1)[0]
+    return 2 <= width <= 12 and count >= 0.9 * sum(widths.values())
 
 
 def info(model_path: str | os.PathLike) -> dict:

@@ -30,45 +30,46 @@ def _columns(value: str | None) -> list[str] | None:
 
 
 def _progress(epochs: int, quiet: bool):
-    """An epoch callback: a progress bar on a terminal, one line per epoch otherwise."""
+    """Progress on standard error: one line per epoch (epoch, mistakes, dev score, seconds,
+    tokens/s) that stays, and on a terminal a live bar for the epoch under way."""
     if quiet:
         return None, None
-    if sys.stderr.isatty():
-        bar = click.progressbar(length=epochs, label="training", file=sys.stderr,
-                                item_show_func=lambda r: str(r) if r else None, show_pos=True)
-        bar.__enter__()
+    if not sys.stderr.isatty():
+        return (lambda report: click.echo(str(report), err=True)), None
+    current = {"epoch": 1, "epochs": epochs}
 
-        def cb(report):
-            if report.epoch == 1 and bar.length != report.epochs:
-                bar.length = report.epochs
-            bar.update(1, report)
-            if report.epoch == report.epochs:
-                bar.render_finish()
-                bar.pos = 0
-        return cb, bar
+    def bar(done: int, total: int) -> None:
+        filled = 30 * done // max(total, 1)
+        sys.stderr.write(f"\r\x1b[2Kepoch {current['epoch']}/{current['epochs']} "
+                         f"[{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} sentences")
+        sys.stderr.flush()
 
-    def echo(report):
+    def line(report) -> None:
+        sys.stderr.write("\r\x1b[2K")  # the bar's line becomes the epoch's line
         click.echo(str(report), err=True)
-    return echo, None
+        current.update(epoch=report.epoch % report.epochs + 1, epochs=report.epochs)
+    return line, bar
 
 
 @click.command("train")
 @click.option("--train", "train_path", required=True, metavar="FILE",
               help="Training corpus: CoNLL columns (.gz ok) or CoNLL-U (.conllu).")
 @click.option("--dev", "dev_path", metavar="FILE", help="Held-out corpus: keep the epoch that scores best on it.")
-@click.option("--dev-split", type=float, default=0.0, show_default=True,
+@click.option("--dev-split", type=click.FloatRange(0.0, 1.0, max_open=True), default=0.0, show_default=True,
               help="Hold out this fraction of --train to pick the number of epochs, then retrain on all "
                    "of it (use instead of --dev to keep the test set unseen).")
 @click.option("--model", "model_path", required=True, metavar="DIR", help="Where to save the model.")
-@click.option("--task", default="chunk", show_default=True,
-              help="Preset of columns, template, label scheme and metric: chunk, ner, pos, cws.")
+@click.option("--task", type=click.Choice(["chunk", "ner", "pos", "cws"]),
+              help="Preset of columns, template, label scheme and metric [default: chunk, or with "
+                   "--init-model the model's own task].")
 @click.option("--columns", help="Column names, left to right, e.g. word,pos,chunk ('_' skips one).")
 @click.option("--tag-column", help="Column to predict [default: the last named column].")
 @click.option("--template", help="Template preset (crfsuite, chunk, …) or a file with one template per line.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Passes over the training data [default: task's].")
 @click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True,
               help="Drop attributes seen fewer times in training.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the per-epoch shuffling.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the per-epoch shuffling and the dictionary folds (a non-negative integer).")
 @click.option("--feature-set", type=click.Choice(["all", "observed"]), default="all", show_default=True,
               help="State weights for every (attribute, label) pair, or only for the pairs seen in "
                    "training (CRFsuite's feature set: far less memory, smaller model).")
@@ -102,10 +103,10 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
     _return_freed_memory()
     if lexicon and task != "cws":
         raise click.UsageError("--lexicon is for --task cws")
-    callback, _ = _progress(epochs or get_task(task).epochs, quiet)
+    callback, progress = _progress(epochs or get_task(task or "chunk").epochs, quiet)
     model, path = workflows.train(
         train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
-        tokens_column=tokens_column, tags_column=tags_column, callback=callback,
+        tokens_column=tokens_column, tags_column=tags_column, callback=callback, progress=progress,
         checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, template=template,
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,

@@ -7,17 +7,19 @@ names the format and its version, and a newer version is refused with a message 
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import json
 import os
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
-from structperc.errors import ModelFormatError
+from structperc.errors import InputError, ModelFormatError
 
 if TYPE_CHECKING:
     from structperc.model.state_weights import StateWeights
@@ -162,3 +164,26 @@ def state_from_arrays(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> "
     if not sw.rows_ascending():
         raise ValueError("sparse weight labels are not ascending within each attribute")
     return sw
+
+
+@contextlib.contextmanager
+def writing_lock(path: str | os.PathLike) -> Iterator[Path]:
+    """Hold an advisory lock (``flock``) on the model at ``path`` while a run trains and saves it.
+
+    Two trainings writing one model would both say "saved" and the last would win silently; the
+    second now stops at once. The lock file (``.model.zip.lock`` beside the archive) stays: deleting
+    it would let a third run lock a new file while the second still holds the old one.
+    """
+    target = archive_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.parent / f".{target.name}.lock"
+    with open(lock, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError(f"another structperc run is writing this model (it holds {lock})",
+                             str(path)) from None
+        try:
+            yield lock
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

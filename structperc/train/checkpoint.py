@@ -26,9 +26,9 @@ def save_checkpoint(directory: str | os.PathLike, state: PerceptronState, finger
     """Write ``state`` atomically to ``directory/checkpoint.zip``."""
     arrays = {name: getattr(state, name) for name in _RAW}
     arrays.update(ptr=state.ptr, labels=state.labels, active=state.active)
-    if state.best is not None:
-        arrays.update(best_state=state.best.sparse.values, best_trans=state.best.trans,
-                      best_cond=state.best.cond)
+    best = state.best_weights()
+    if best is not None:
+        arrays.update(best_state=best.sparse.values, best_trans=best.trans, best_cond=best.cond)
     meta = {"kind": "checkpoint", "c": state.c, "epoch": state.epoch,
             "rng_state": state.rng_state, "best_score": state.best_score,
             "best_epoch": state.best_epoch, "fingerprint": fingerprint}

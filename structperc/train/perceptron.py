@@ -5,13 +5,15 @@ and metrics stay with the caller, which passes a ``dev_score`` function if it wa
 """
 from __future__ import annotations
 
+import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import IO, Callable
 
 import numpy as np
 
 from structperc.features.index import Features
+from structperc.errors import InputError
 from structperc.model.weights import Weights
 from structperc.model.state_weights import FeatureSet, StateWeights, all_pairs
 
@@ -61,6 +63,8 @@ class PerceptronState:
     ptr: np.ndarray | None = None     # the state feature set (see `structperc.model.state_weights`),
     labels: np.ndarray | None = None  # required: `zeros` and checkpoints give it
     active: np.ndarray | None = None
+    spill: IO[bytes] | None = field(default=None, repr=False, compare=False)  # see `remember_best`
+    spilled: tuple | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.ptr is None or self.labels is None:
@@ -93,20 +97,96 @@ class PerceptronState:
         """The current (not averaged) state weights."""
         return StateWeights(self.ptr, self.labels, self.W, self.Wt.shape[1])
 
-    def averaged(self, mask: np.ndarray, end: np.ndarray, in_place: bool = False) -> Weights:
+    def averaged(self, mask: np.ndarray, end: np.ndarray, in_place: bool = False,
+                 rows: np.ndarray | None = None) -> Weights:
         """Collins' average of the weights after every instance so far: W − U / c.
 
         ``in_place`` writes the state weights' average over ``W`` (no copy: the largest array of
-        training); the state cannot continue training after that.
+        training); the state cannot continue training after that. ``rows`` (sorted state attribute
+        ids) averages only those attributes, renumbered ``0 .. len(rows) - 1``: what scoring a dev
+        set needs, a fraction of the memory of the whole average.
         """
         inv = 1.0 / self.c if self.c else 0.0
-        values = _average(self.W, self.U, inv, out=self.W if in_place else None)
-        if in_place:
-            self.U = None  # type: ignore[assignment]  # a consumed state fails loudly if reused
-        state = StateWeights(self.ptr, self.labels, values, self.Wt.shape[1])
+        L = self.Wt.shape[1]
+        if rows is not None:
+            state = self._averaged_rows(rows, inv)
+        else:
+            values = _average(self.W, self.U, inv, out=self.W if in_place else None)
+            if in_place:
+                self.U = None  # type: ignore[assignment]  # a consumed state fails loudly if reused
+            state = StateWeights(self.ptr, self.labels, values, L)
         cond = np.zeros((self.Wc.shape[0] + 1,) + self.Wc.shape[1:], dtype=np.float32)
         cond[:-1] = _average(self.Wc, self.Uc, inv)
         return Weights(state, (self.Wt - self.Ut * inv).astype(np.float32), cond, mask, end)
+
+    def _averaged_rows(self, rows: np.ndarray, inv: float, block: int = 1 << 15) -> StateWeights:
+        """`averaged`'s state weights of ``rows`` only, a block of rows at a time (the index
+        temporaries of all rows at once would cost more than the result)."""
+        counts = np.diff(self.ptr)[rows]
+        ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        labels = np.empty(int(ptr[-1]), dtype=np.int16)
+        values = np.empty(int(ptr[-1]), dtype=np.float32)
+        for a in range(0, len(rows), block):
+            b = min(a + block, len(rows))
+            lo, hi = int(ptr[a]), int(ptr[b])
+            pos = np.repeat(self.ptr[rows[a:b]] - ptr[a:b], counts[a:b]) + np.arange(lo, hi, dtype=np.int64)
+            labels[lo:hi] = self.labels[pos]
+            values[lo:hi] = self.W[pos] - self.U[pos] * inv
+        return StateWeights(ptr, labels, values, self.Wt.shape[1])
+
+    def remember_best(self, score: float, mask: np.ndarray, end: np.ndarray) -> None:
+        """Keep the current average as the best epoch's, its state weights spilled to an anonymous
+        temporary file: a second copy of the largest array in memory would nearly double training's
+        peak (CoNLL-2000, default template: 561 MiB -> 1.02 GiB with a dev set)."""
+        inv = 1.0 / self.c if self.c else 0.0
+        small = self.averaged(mask, end, rows=np.zeros(0, dtype=np.int64))
+        if self.spill is None:
+            self.spill = tempfile.TemporaryFile(prefix="structperc-best-")
+        self.spill.seek(0)
+        block = 1 << 18
+        for a in range(0, len(self.W), block):
+            self.spill.write(_average(self.W[a:a + block], self.U[a:a + block], inv).tobytes())
+        self.spill.flush()
+        self.best, self.spilled = None, (small.trans, small.cond, mask, end)
+        self.best_score, self.best_epoch = score, self.epoch
+
+    def best_weights(self, into: np.ndarray | None = None) -> Weights | None:
+        """The best epoch's averaged weights (read back from the spill file into ``into``, e.g. the
+        consumed ``W``, when there is one)."""
+        if self.spill is None or self.spilled is None:
+            return self.best
+        self.spill.seek(0)
+        values = into if into is not None else np.empty(len(self.labels), dtype=np.float32)
+        if self.spill.readinto(memoryview(values).cast("B")) != values.nbytes:
+            raise OSError("the spilled best weights could not be read back")
+        trans, cond, mask, end = self.spilled
+        return Weights(StateWeights(self.ptr, self.labels, values, self.Wt.shape[1]), trans, cond, mask, end)
+
+
+#: Slices an epoch is cut into when progress is reported within it.
+PROGRESS_STEPS = 50
+
+
+def check_kernel_inputs(X: np.ndarray, XT: np.ndarray, y: np.ndarray, ptr: np.ndarray,
+                        state: PerceptronState, mask: np.ndarray, end: np.ndarray) -> None:
+    """Refuse arrays the compiled epoch would read out of bounds (it checks nothing itself, for
+    speed: a bad id there is a segmentation fault, not an exception)."""
+    if len(ptr) < 2:
+        raise InputError("no training sentences: nothing to train on")
+    L = state.Wt.shape[1]
+    if L < 1 or ptr[-1] < 1:
+        raise InputError("no training tokens: nothing to train on")
+    n = int(ptr[-1])
+    if ptr[0] != 0 or np.any(np.diff(ptr) < 0) or X.shape[0] != n or XT.shape[0] != n or len(y) != n:
+        raise ValueError("features, label ids and sentence offsets disagree in length")
+    for ids, size, what in ((X, len(state.ptr) - 1, "state attribute"),
+                            (XT, state.Wc.shape[0], "transition attribute"), (y, L, "label")):
+        if ids.size and (int(ids.min()) < (0 if ids is y else -1) or int(ids.max()) >= size):
+            raise ValueError(f"{what} ids out of range (0..{size - 1})")
+    if state.Wt.shape != (L + 1, L) or state.Wc.shape[1:] != (L + 1, L) or mask.shape != (L + 1, L) \
+            or end.shape != (L,) or (len(state.labels) and int(state.labels.max()) >= L):
+        raise ValueError("weights, transition mask and labels disagree in the number of labels")
 
 
 def _epoch_kernel():
@@ -150,9 +230,11 @@ def train_perceptron(
     seed: int = 0,
     shuffle: bool = True,
     dev_score: Callable[[Weights], float] | None = None,
+    dev_rows: np.ndarray | None = None,
     callback: Callable[[EpochReport], None] | None = None,
     on_epoch_end: Callable[[PerceptronState], None] | None = None,
     consume: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Weights, int]:
     """Train (or continue training) until ``state.epoch == epochs``.
 
@@ -166,8 +248,10 @@ def train_perceptron(
         Transition and end penalties of the label scheme (see `structperc.labels.transition_mask`).
     epochs, seed, shuffle
         Passes over the data; the seed fixes the order of every epoch, so runs are reproducible.
-    dev_score
+    dev_score, dev_rows
         Scores averaged weights on held-out data (higher is better); the best epoch is returned.
+        With ``dev_rows`` (the sorted state attribute ids the held-out data uses) it receives only
+        those attributes' weights, renumbered: far less memory than the whole average.
     callback
         Receives an `EpochReport` after every epoch.
     on_epoch_end
@@ -175,6 +259,9 @@ def train_perceptron(
     consume
         The caller will not continue from ``state``: the final average is computed in place of its
         weights (saves a copy of the largest array at the peak of training's memory).
+    progress
+        Receives ``(sentences done, sentences)`` a few dozen times per epoch (the epoch then runs
+        as consecutive slices of its order: the same updates in the same order, the same result).
 
     Returns
     -------
@@ -198,29 +285,37 @@ def train_perceptron(
     max_len = int(np.diff(ptr).max()) if n_sent else 0
     mask = np.ascontiguousarray(mask, dtype=np.float64)
     end = np.ascontiguousarray(end, dtype=np.float64)
+    check_kernel_inputs(X, XT, y, ptr, state, mask, end)
+    step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
     rng = np.random.default_rng(seed)
     if state.rng_state:
         rng.bit_generator.state = state.rng_state
     while state.epoch < epochs:
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
-        mistakes, token_errors, state.c = train_epoch(
-            order, ptr, X, XT, y, state.ptr, state.labels, state.active, state.W, state.U,
-            state.Wt, state.Ut, state.Wc, state.Uc, mask, end, state.c, max_len)
+        mistakes = token_errors = 0
+        for a in range(0, n_sent, step):
+            m, e, state.c = train_epoch(
+                order[a:a + step], ptr, X, XT, y, state.ptr, state.labels, state.active, state.W,
+                state.U, state.Wt, state.Ut, state.Wc, state.Uc, mask, end, state.c, max_len)
+            mistakes, token_errors = mistakes + m, token_errors + e
+            if progress is not None:
+                progress(min(a + step, n_sent), n_sent)
         state.epoch += 1
         state.rng_state = rng.bit_generator.state
         seconds = time.perf_counter() - started
         report = EpochReport(state.epoch, epochs, int(mistakes), int(token_errors), n_sent, n_tok, seconds)
         if dev_score is not None:
-            weights = state.averaged(mask, end)
-            report.dev_score = float(dev_score(weights))
+            report.dev_score = float(dev_score(state.averaged(mask, end, rows=dev_rows)))
             if state.best_score is None or report.dev_score > state.best_score:
-                state.best_score, state.best, state.best_epoch = report.dev_score, weights, state.epoch
+                state.remember_best(report.dev_score, mask, end)
                 report.best = True
         if on_epoch_end is not None:
             on_epoch_end(state)
         if callback is not None:
             callback(report)
-    if state.best is not None:
-        return state.best, state.best_epoch
+    best = state.best_weights(into=state.W if consume else None)
+    if best is not None:
+        state.spill = state.spilled = None
+        return best, state.best_epoch
     return state.averaged(mask, end, in_place=consume), state.epoch
