@@ -317,5 +317,7 @@ def train_perceptron(
     best = state.best_weights(into=state.W if consume else None)
     if best is not None:
         state.spill = state.spilled = None
+        if consume:
+            state.U = None  # type: ignore[assignment]  # as `averaged(in_place=True)`: saving needs the room
         return best, state.best_epoch
     return state.averaged(mask, end, in_place=consume), state.epoch
