@@ -240,10 +240,9 @@ def train_perceptron(
 
     Parameters
     ----------
-    feats, y
-        Featurized training sentences and their gold label ids (int32, one per token).
-    state
-        Weights and sums to start from (`PerceptronState.zeros` for a fresh model).
+    feats, y, state
+        Featurized training sentences, their gold label ids (int32, one per token), and the weights
+        and sums to start from (`PerceptronState.zeros` for a fresh model).
     mask, end
         Transition and end penalties of the label scheme (see `structperc.labels.transition_mask`).
     epochs, seed, shuffle
@@ -252,10 +251,8 @@ def train_perceptron(
         Scores averaged weights on held-out data (higher is better); the best epoch is returned.
         With ``dev_rows`` (the sorted state attribute ids the held-out data uses) it receives only
         those attributes' weights, renumbered: far less memory than the whole average.
-    callback
-        Receives an `EpochReport` after every epoch.
-    on_epoch_end
-        Receives the state after every epoch (checkpoints).
+    callback, on_epoch_end
+        Receive an `EpochReport`, and the state (checkpoints), after every epoch.
     consume
         The caller will not continue from ``state``: the final average is computed in place of its
         weights (saves a copy of the largest array at the peak of training's memory).
@@ -276,16 +273,12 @@ def train_perceptron(
     """
     train_epoch = _epoch_kernel()
 
-    y = np.ascontiguousarray(y, dtype=np.int32)
-    X = np.ascontiguousarray(feats.state, dtype=np.int32)
-    XT = np.ascontiguousarray(feats.trans, dtype=np.int32)
-    ptr = np.ascontiguousarray(feats.sent_ptr, dtype=np.int64)
-    n_sent = len(ptr) - 1
-    n_tok = int(ptr[-1])
-    max_len = int(np.diff(ptr).max()) if n_sent else 0
-    mask = np.ascontiguousarray(mask, dtype=np.float64)
-    end = np.ascontiguousarray(end, dtype=np.float64)
+    c = np.ascontiguousarray  # the dtypes the compiled epoch was built for
+    X, XT, y = c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32), c(y, dtype=np.int32)
+    ptr, mask, end = c(feats.sent_ptr, dtype=np.int64), c(mask, dtype=np.float64), c(end, dtype=np.float64)
     check_kernel_inputs(X, XT, y, ptr, state, mask, end)
+    n_sent, n_tok = len(ptr) - 1, int(ptr[-1])
+    max_len = int(np.diff(ptr).max())
     step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
     rng = np.random.default_rng(seed)
     if state.rng_state:
@@ -294,10 +287,10 @@ def train_perceptron(
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
         mistakes = token_errors = 0
-        for a in range(0, n_sent, step):
-            m, e, state.c = train_epoch(
-                order[a:a + step], ptr, X, XT, y, state.ptr, state.labels, state.active, state.W,
-                state.U, state.Wt, state.Ut, state.Wc, state.Uc, mask, end, state.c, max_len)
+        for a in range(0, n_sent, step):  # one slice unless progress is reported
+            m, e, state.c = train_epoch(order[a:a + step], ptr, X, XT, y, state.ptr, state.labels,
+                                        state.active, state.W, state.U, state.Wt, state.Ut, state.Wc,
+                                        state.Uc, mask, end, state.c, max_len)
             mistakes, token_errors = mistakes + m, token_errors + e
             if progress is not None:
                 progress(min(a + step, n_sent), n_sent)
@@ -314,10 +307,15 @@ def train_perceptron(
             on_epoch_end(state)
         if callback is not None:
             callback(report)
+    return _result(state, mask, end, consume)
+
+
+def _result(state: PerceptronState, mask: np.ndarray, end: np.ndarray, consume: bool) -> tuple[Weights, int]:
+    """The best dev epoch's weights (read back from the spill), else the last epoch's average."""
     best = state.best_weights(into=state.W if consume else None)
-    if best is not None:
-        state.spill = state.spilled = None
-        if consume:
-            state.U = None  # type: ignore[assignment]  # as `averaged(in_place=True)`: saving needs the room
-        return best, state.best_epoch
-    return state.averaged(mask, end, in_place=consume), state.epoch
+    if best is None:
+        return state.averaged(mask, end, in_place=consume), state.epoch
+    state.spill = state.spilled = None
+    if consume:
+        state.U = None  # type: ignore[assignment]  # as `averaged(in_place=True)`: saving needs the room
+    return best, state.best_epoch
