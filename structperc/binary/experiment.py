@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from structperc.binary import bounds
@@ -49,6 +50,33 @@ class ExperimentResult:
     bound_name: str
     quantities: dict[str, float] = field(default_factory=dict)
     note: str | None = None
+
+
+def _margin(r: float, best: bounds.HardMargin | None, k: float, rho: float | None, common: dict,
+            quantities: dict[str, float]) -> tuple[BinaryEstimatorBase, float | None, str | None]:
+    """The margin perceptron at ``rho`` (default: the hard margin) and its bound, if one applies."""
+    if rho is None:
+        if best is None:
+            raise ValueError("the data is not linearly separable: pass rho or use the lifted perceptron")
+        rho = best.rho
+    quantities.update(k=k, rho=rho)
+    estimator = MarginPerceptron(k=k, rho=rho, **common)
+    if best is None or rho > best.rho * (1 + 1e-9):
+        return estimator, None, "no unit vector has margin rho on this data, so no bound applies"
+    return estimator, bounds.margin_perceptron_bound(r, rho, k), None
+
+
+def _lifted(points: np.ndarray, signs: np.ndarray, rho: float | None, kernel_args: dict, common: dict,
+            quantities: dict[str, float]) -> tuple[BinaryEstimatorBase, float]:
+    """The lifted perceptron for the reference ``(v, rho)`` with the smallest lifting bound (or at
+    the given ``rho``), and that bound."""
+    if rho is None:
+        _, ref = bounds.best_lifting(points, signs)
+    else:
+        v, _ = bounds.soft_separator(points, signs, rho)
+        ref = bounds.lifting(points, signs, v, rho)
+    quantities.update(rho=ref.rho, delta=ref.delta, A=ref.A)
+    return LiftedPerceptron(A=ref.A, **kernel_args, **common), ref.bound
 
 
 def run_experiment(
@@ -114,28 +142,11 @@ def run_experiment(
         else:
             bound = bounds.novikoff_bound(r, best.rho)
     elif algorithm == "margin":
-        if rho is None:
-            if best is None:
-                raise ValueError("the data is not linearly separable: pass rho or use the "
-                                 "lifted perceptron")
-            rho = best.rho
-        estimator = MarginPerceptron(k=k, rho=rho, **common)
-        quantities.update(k=k, rho=rho)
+        estimator, bound, note = _margin(r, best, k, rho, common, quantities)
         bound_name = "margin 4r^2/((1-k)^2 rho^2)"
-        if best is None or rho > best.rho * (1 + 1e-9):
-            note = "no unit vector has margin rho on this data, so no bound applies"
-        else:
-            bound = bounds.margin_perceptron_bound(r, rho, k)
     else:
-        if rho is None:
-            v, ref = bounds.best_lifting(points, signs)
-        else:
-            v, _ = bounds.soft_separator(points, signs, rho)
-            ref = bounds.lifting(points, signs, v, rho)
-        estimator = LiftedPerceptron(A=ref.A, **kernel_args, **common)
-        quantities.update(rho=ref.rho, delta=ref.delta, A=ref.A)
+        estimator, bound = _lifted(points, signs, rho, kernel_args, common, quantities)
         bound_name = "lifting (r+delta)^2/rho^2"
-        bound = ref.bound
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         estimator.fit(X, signs)
