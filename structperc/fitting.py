@@ -186,8 +186,8 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
         state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes,
                                       len(labels), pairs)
     del pairs
-    model = Model(task, labels, lines, index, None, params, {}, dictionary,  # type: ignore[arg-type]
-                  dataset_columns)
+    model = dict(task=task, labels=labels, templates=lines, features=index, params=params,
+                 dictionary=dictionary, dataset_columns=dataset_columns)
     fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
                   fingerprint)
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
@@ -218,26 +218,26 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     state.W[state.pairs.positions(old_rows, old_labels)] = sw.values
     state.Wt[np.ix_(rows, label_map)] = old.trans
     state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
-    grown = Model(task, label_set.labels, model.templates, model.features, None,  # type: ignore[arg-type]
-                  model.params, {}, model.dictionary, model.dataset_columns)
+    grown = dict(task=task, labels=label_set.labels, templates=model.templates, features=model.features,
+                 params=model.params, dictionary=model.dictionary, dataset_columns=model.dataset_columns)
     fitted = _run(grown, data, state, epochs, dev, callback, progress, model.params.get("seed", 0))
     fitted.model.provenance.update(continued_from=dict(model.provenance), n_sentences=len(corpus),
                                    n_tokens=corpus.n_tokens)
     return fitted
 
 
-def _run(model: Model, data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
+def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
          callback: Callback | None, progress: Progress | None, seed: int,
          checkpoint_dir: str | os.PathLike | None = None,
          fingerprint: dict | None = None) -> Fitted:
-    """Run the trainer from ``state`` and complete ``model`` with its weights and provenance (the
-    one training loop of fit and continued training)."""
-    task, labels = model.task, model.labels
+    """Run the trainer from ``state`` and make the `Model` of ``model``'s fields with the weights
+    and provenance it gives (the one training loop of fit and continued training)."""
+    task, labels, features = model["task"], model["labels"], model["features"]
     mask, end = masks(labels, task)
     dev_score, dev_rows = None, None
     if dev is not None:
-        dev_feats, dev_rows = compact_features(model.features.transform(dev))
-        model.features.drop_lookup_tables()  # dense key tables: tens of MB that training never reads
+        dev_feats, dev_rows = compact_features(features.transform(dev))
+        features.drop_lookup_tables()  # dense key tables: tens of MB that training never reads
         gold = list(dev.sentences(task.tag_column))
 
         def dev_score(weights: Weights) -> float:
@@ -257,11 +257,11 @@ def _run(model: Model, data: Instances, state: PerceptronState, epochs: int, dev
 
         def on_epoch_end(st: PerceptronState) -> None:
             save_checkpoint(checkpoint_dir, st, fingerprint or {})
-    model.weights, best_epoch = train_perceptron(
+    weights, best_epoch = train_perceptron(
         data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
         dev_score=dev_score, dev_rows=dev_rows, callback=report, on_epoch_end=on_epoch_end, consume=True,
         progress=progress)
-    model.provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
-                        "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
-    return Fitted(model, best_epoch, history)
+    provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
+                  "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
+    return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)
 

@@ -19,6 +19,7 @@ from structperc.inputs import to_corpus
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
+from structperc.model.task import Task
 from structperc.pipeline import (check_tags_match, columns_to_read, data_tags, predict_ids, split_tags,
                                  with_dictionary)
 
@@ -113,11 +114,11 @@ class Tagger:
                                 fitting.gazetteer_learner(corpus, task, lines, None), callback,
                                 checkpoint_dir, resume, progress)
 
-    def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task, lines: list[str],
+    def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task: Task, lines: list[str],
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
-                    checkpoint_dir=None, resume=None, progress: Progress | None = None) -> "Tagger":
-        """Learn the dictionary (jackknifed into ``corpus`` when the templates read it), train, and
-        keep the result."""
+                    checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
+                    progress: Progress | None = None) -> "Tagger":
+        """Learn the dictionary (jackknifed in when the templates read it), train, keep the result."""
         corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed)
         dev = with_dictionary(dev, dictionary, lines) if dev is not None else None
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
@@ -138,7 +139,6 @@ class Tagger:
         templates, columns, label scheme and seed are kept from the model."""
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
-        check_tags_match(corpus, self.labels_, self.task_)
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
         learner = fitting.gazetteer_learner(corpus, self.task_, self.template_lines_, self.dictionary_)
         if learner is not None:
