@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from structperc.errors import InputError
 from structperc.model import schema
-from structperc.model.archive import archive_path, writing_lock
+from structperc.model.archive import writing_lock
 from structperc.segmenter import Segmenter
 from structperc.tagger import Callback, Tagger
 
@@ -60,7 +60,6 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
-            (directory / f".{archive_path(model_path).name}.lock").unlink(missing_ok=True)
             _remove_empty(directory)
         raise
     if plot:

@@ -144,15 +144,18 @@ def test_unwritable_plot_path_fails_before_training_and_saves_nothing(tmp_path):
 def test_a_second_run_on_a_locked_model_stops_at_once(tmp_path):
     model = tmp_path / "m"
     model.mkdir()
-    with open(model / ".model.zip.lock", "a") as held:
+    held = os.open(model, os.O_RDONLY)  # as a first run holds it (`writing_lock`)
+    try:
         fcntl.flock(held, fcntl.LOCK_EX)
         proc = cli("train", "--train", sample(tmp_path, 30), "--columns", "word,pos,chunk",
                    "--model", model)
         assert_one_line_error(proc, str(model), "another structperc run is writing this model")
         assert not (model / "model.zip").exists()
+    finally:
+        os.close(held)
     proc = cli("train", "-q", "--train", sample(tmp_path, 30), "--columns", "word,pos,chunk",
                "--epochs", "1", "--model", model)
-    assert proc.returncode == 0 and (model / "model.zip").exists()
+    assert proc.returncode == 0 and sorted(p.name for p in model.iterdir()) == ["model.zip"]
 
 
 # -------------------------------------------------------------------------- 16: progress on a tty

@@ -168,22 +168,20 @@ def state_from_arrays(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> "
 
 @contextlib.contextmanager
 def writing_lock(path: str | os.PathLike) -> Iterator[Path]:
-    """Hold an advisory lock (``flock``) on the model at ``path`` while a run trains and saves it.
+    """Hold an advisory lock (``flock``) on the model's folder while a run trains and saves it.
 
     Two trainings writing one model would both say "saved" and the last would win silently; the
-    second now stops at once. The lock file (``.model.zip.lock`` beside the archive) stays: deleting
-    it would let a third run lock a new file while the second still holds the old one.
+    second now stops at once. The lock is taken on the folder itself (a model directory, or the
+    folder of a ``.zip`` model), so nothing is left behind in it.
     """
-    target = archive_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock = target.parent / f".{target.name}.lock"
-    with open(lock, "a") as fh:
+    folder = archive_path(path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError(f"another structperc run is writing this model (it holds {lock})",
-                             str(path)) from None
-        try:
-            yield lock
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            raise InputError("another structperc run is writing this model", str(path)) from None
+        yield folder
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -73,8 +73,7 @@ def _check_model_dir(d: Path, probe, expected: list[list[str]]) -> list[str]:
         assert zf.testzip() is None  # every member's CRC checks out
     loaded = Tagger.load(d)
     assert loaded.predict_corpus(probe) in expected
-    # the training lock (`structperc.model.archive.writing_lock`) stays by design
-    others = sorted(p.name for p in d.iterdir() if p.name not in ("model.zip", ".model.zip.lock"))
+    others = sorted(p.name for p in d.iterdir() if p.name != "model.zip")
     assert all(TMP_NAME.match(n) for n in others), others
     return others
 
