@@ -13,6 +13,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
+from structperc.features.atomic import code_points, constrain
 from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon
 from structperc.features.templates import resolve_template
 from structperc.io.segmented import char_corpus, read_segmented_corpus
@@ -20,7 +21,84 @@ from structperc.labels.bmes import words_to_tags
 from structperc import params
 from structperc.model import schema
 from structperc.model.task import get_task
-from structperc.tagger import Callback, Tagger
+from structperc.fitting import Callback, Progress
+from structperc.tagger import Tagger
+
+
+#: Whitespace-free pieces longer than this many characters are decoded in windows of at most this
+#: many: decoding a piece costs memory in proportion to its length (hundreds of bytes a character),
+#: and a window bounds it. Longer than any line of the SIGHAN bakeoff corpora (SXU: 790), so that
+#: sentence-sized text is decoded whole, exactly as before windows.
+WINDOW = 4096
+#: Characters of context decoded on either side of a window and dropped: a character's features read
+#: two characters around it and dictionary words up to the lexicon's longest (SXU: 24 characters), and
+#: the Viterbi path forgets its start within a few words, so the decisions kept are those of the whole
+#: piece.
+OVERLAP = 64
+#: Characters decoded per call (pieces and windows together): bounds the memory of one call.
+BATCH_CHARS = 1 << 16
+#: A window ends after sentence-final punctuation when there is some in its second half, else at
+#: `WINDOW` characters.
+SENTENCE_END = "。！？!?…"
+_SENTENCE_END_POINTS = [ord(c) for c in SENTENCE_END]
+
+Window = tuple[int, int, int, int, int]   # piece, decoded from, kept from, kept to, decoded to
+
+
+def window_bounds(text: str, size: int = WINDOW) -> list[int]:
+    """Where the windows of ``text`` start and end: ``[0, …, len(text)]``, each window at most
+    ``size`` characters, ending after sentence-final punctuation in its second half if there is any.
+
+    >>> window_bounds("一二。三四五六。七", 4)
+    [0, 3, 7, 9]
+    >>> window_bounds("一二三四五六七", 3)
+    [0, 3, 6, 7]
+    """
+    n = len(text)
+    if n <= size:
+        return [0, n]
+    ends = np.flatnonzero(np.isin(code_points(text), _SENTENCE_END_POINTS)) + 1
+    bounds = [0]
+    while n - bounds[-1] > size:
+        start = bounds[-1]
+        k = int(np.searchsorted(ends, start + size, side="right")) - 1
+        bounds.append(int(ends[k]) if k >= 0 and ends[k] > start + size // 2 else start + size)
+    bounds.append(n)
+    return bounds
+
+
+def _windows(pieces: Sequence[str], size: int, overlap: int) -> Iterator[Window]:
+    """The windows of every piece, in text order, with ``overlap`` characters of context each side."""
+    for p, piece in enumerate(pieces):
+        bounds = window_bounds(piece, size)
+        n = len(piece)
+        for a, z in zip(bounds, bounds[1:]):
+            yield p, max(0, a - overlap), a, z, min(n, z + overlap)
+
+
+def _batches(windows: Iterable[Window], chars: int) -> Iterator[list[Window]]:
+    """Consecutive windows in groups of about ``chars`` decoded characters."""
+    batch: list[Window] = []
+    size = 0
+    for w in windows:
+        batch.append(w)
+        size += w[4] - w[1]
+        if size >= chars:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _words(text: str, cut: np.ndarray, a: int, b: int, block: int = 1 << 16) -> list[str]:
+    """The words of ``text[a:b]`` by the word starts ``cut`` (boundaries of ``text``), its boundary
+    positions turned into Python integers a block at a time."""
+    bounds = np.flatnonzero(cut[a:b + 1]) + a
+    out: list[str] = []
+    for i in range(0, len(bounds) - 1, block):
+        ends = bounds[i:i + block + 1].tolist()
+        out.extend([text[x:y] for x, y in zip(ends, ends[1:])])
+    return out
 
 
 def _as_word_lists(X: Any) -> tuple[list[list[str]], str]:
@@ -58,6 +136,9 @@ class Segmenter(Tagger):
         The training words (what OOV recall is measured against).
     lexicon_ : list of str
         The dictionary the lexicon columns look words up in: training plus user words.
+    atomic_ : dict of str to bool
+        Whether segmentation keeps runs of Latin letters (``"latin"``) and of digits (``"digit"``)
+        whole: yes unless the training data splits them (`structperc.features.atomic`).
 
     Examples
     --------
@@ -84,19 +165,22 @@ class Segmenter(Tagger):
                                   if k not in ("template", "lexicon")}}
 
     def fit(self, X: Any, y: Any = None, *, dev: Any = None, callback: Callback | None = None,
-            checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-            **unused: Any) -> "Segmenter":
+            progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
+            resume: str | os.PathLike | None = None, **tagger_only: Any) -> "Segmenter":
         """Train on segmented sentences: a file (one sentence a line, words split by spaces), or a list
-        of word lists or of space-separated strings."""
-        if not isinstance(self.folds, int) or isinstance(self.folds, bool) or self.folds < 1:
-            raise InputError(f"folds must be a positive integer, got {self.folds!r}")
-        sents, source = _as_word_lists(X)
-        dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
+        of word lists or of space-separated strings. (`Tagger.fit`'s column and dataset arguments
+        have no meaning here and are refused.)"""
+        given = sorted(k for k, v in tagger_only.items() if v is not None and k != "tokens")
+        if y is not None or given:
+            raise TypeError(f"Segmenter.fit takes segmented text, not {', '.join(given) or 'y'}")
         task = get_task("cws", epochs=self.epochs)
         params.check(self._saved_params(), task)
+        sents, source = _as_word_lists(X)
+        dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
         lines = resolve_template(self.template or "cws")
         self._fit_corpus(_gold_corpus(sents, source), dev_corpus, X, task, lines, {},
-                         LexiconLearner(sents, self._user_words()), callback, checkpoint_dir, resume)
+                         LexiconLearner(sents, self._user_words()), callback, checkpoint_dir, resume,
+                         progress)
         return self
 
     def _user_words(self) -> list[str]:
@@ -110,6 +194,7 @@ class Segmenter(Tagger):
         super()._set_model(model)
         self.train_words_ = self._dictionary().train_words
         self.lexicon_ = self._dictionary().lexicon
+        self.atomic_ = dict(self._dictionary().atomic)
 
     @property
     def tagger_(self) -> "Segmenter":
@@ -125,34 +210,58 @@ class Segmenter(Tagger):
 
     # ------------------------------------------------------------ segmentation
     def segment_texts(self, texts: Sequence[str]) -> list[list[str]]:
-        """Words of each text; whitespace inside a text is a sure word boundary and is dropped."""
+        """Words of each text.
+
+        Whitespace is a sure word boundary and is dropped; no word boundary falls inside a run of
+        Latin letters or of digits (unless the training data splits such runs: `atomic_`) nor inside a
+        URL or e-mail address (see `structperc.features.atomic`). Pieces longer than `WINDOW`
+        characters are decoded in windows, and pieces are decoded `BATCH_CHARS` characters at a time,
+        so memory beyond the words returned stays flat however long a text is.
+        """
         self._check_fitted()
-        chunks: list[str] = []
-        owner: list[int] = []
+        pieces: list[str] = []
+        n_pieces = np.zeros(len(texts) + 1, dtype=np.int64)
         for i, text in enumerate(texts):
-            for piece in text.split():
-                chunks.append(piece)
-                owner.append(i)
-        out: list[list[str]] = [[] for _ in texts]
-        if not chunks:
-            return out
-        corpus = char_corpus(chunks)
+            split = text.split()
+            pieces.extend(split)
+            n_pieces[i + 1] = len(split)
+        piece_ptr = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in pieces], out=piece_ptr[1:])
+        joined = "".join(pieces)
+        cut = self._model_cuts(pieces, piece_ptr)
+        kinds = [kind for kind, whole in self.atomic_.items() if whole]
+        constrain(cut, joined, kinds, piece_ptr[1:-1])
+        cut[piece_ptr] = True                      # after `constrain`: whitespace beats everything
+        text_ptr = piece_ptr[np.cumsum(n_pieces)]
+        return [_words(joined, cut, int(a), int(b)) for a, b in zip(text_ptr, text_ptr[1:])]
+
+    def _model_cuts(self, pieces: list[str], piece_ptr: np.ndarray) -> np.ndarray:
+        """Where the model starts words in the joined pieces (``n + 1`` boundaries), decoded in
+        batches of about `BATCH_CHARS` characters; each window of a long piece is decoded with
+        `OVERLAP` characters of context on either side, and only its own characters are kept."""
+        cut = np.zeros(int(piece_ptr[-1]) + 1, dtype=bool)
+        for batch in _batches(_windows(pieces, WINDOW, OVERLAP), BATCH_CHARS):
+            starts = self._word_starts([pieces[p][lo:hi] for p, lo, _, _, hi in batch])
+            keep = np.ones(len(starts), dtype=bool)
+            at = 0
+            for _, lo, a, z, hi in batch:
+                keep[at:at + a - lo] = False
+                keep[at + z - lo:at + hi - lo] = False
+                at += hi - lo
+            first = int(piece_ptr[batch[0][0]]) + batch[0][2]   # the windows' cores tile the text
+            cut[first:first + int(keep.sum())] = starts[keep]
+        return cut
+
+    def _word_starts(self, texts: list[str]) -> np.ndarray:
+        """Whether a word starts at each character of ``texts`` (one after the other), as decoded: at
+        a B or S, after an E or S, and at the start of every text. (Constrained decoding makes the
+        first two agree; taking both keeps ill-formed paths segmentable.)"""
+        corpus = char_corpus(texts)
         ids = self.predict_ids(corpus)
-        # A word starts at a B or S and after an E or S; chunk starts are starts too. (Constrained
-        # decoding makes the two agree; taking both keeps ill-formed paths segmentable.)
-        starts_word = np.array([lab in ("B", "S") for lab in self.labels_])[ids]
-        ends_word = np.array([lab in ("E", "S") for lab in self.labels_])[ids]
-        n = len(ids)
-        cut = np.zeros(n + 1, dtype=bool)
-        cut[:n] |= starts_word
-        cut[1:] |= ends_word
-        cut[corpus.sent_ptr] = True
-        bounds = np.flatnonzero(cut).tolist()
-        joined = "".join(chunks)
-        word_chunk = np.searchsorted(corpus.sent_ptr, bounds[:-1], side="right") - 1
-        for a, b, k in zip(bounds, bounds[1:], word_chunk.tolist()):
-            out[owner[k]].append(joined[a:b])
-        return out
+        starts = np.array([lab in ("B", "S") for lab in self.labels_])[ids]
+        starts[1:] |= np.array([lab in ("E", "S") for lab in self.labels_])[ids[:-1]]
+        starts[corpus.sent_ptr[:-1]] = True
+        return starts
 
     def segment(self, text: str) -> list[str]:
         """Words of one text."""
@@ -161,13 +270,16 @@ class Segmenter(Tagger):
         return self.segment_texts([text])[0]
 
     def segment_lines(self, lines: Iterable[str], batch: int = 2000) -> Iterator[list[str]]:
-        """Segment a stream of lines in batches: memory stays flat however long the input is."""
+        """Segment a stream of lines in batches of ``batch`` lines or `BATCH_CHARS` characters, whichever
+        comes first: memory stays flat however long the input is."""
         buf: list[str] = []
+        size = 0
         for line in lines:
             buf.append(line)
-            if len(buf) >= batch:
+            size += len(line)
+            if len(buf) >= batch or size >= BATCH_CHARS:
                 yield from self.segment_texts(buf)
-                buf = []
+                buf, size = [], 0
         if buf:
             yield from self.segment_texts(buf)
 

@@ -11,6 +11,7 @@ from typing import Iterable
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.features.atomic import KINDS, AtomicStats
 from structperc.io.corpus import Corpus
 
 LEX_COLUMNS = ("lexb", "lexe", "lexm")
@@ -79,14 +80,18 @@ def read_lexicon(path) -> list[str]:
 
 class SegmentationDictionary:
     """The dictionary of a word segmenter (a `structperc.features.dictionary.ColumnDictionary`): its
-    training words (for OOV scores) and its lexicon (training words plus user words), which writes
-    the ``lexb``/``lexe``/``lexm`` columns of every character (column ``char``)."""
+    training words (for OOV scores), its lexicon (training words plus user words), which writes
+    the ``lexb``/``lexe``/``lexm`` columns of every character (column ``char``), and which kinds of
+    runs (`structperc.features.atomic.KINDS`) segmentation keeps whole (``atomic``: learnt from the
+    training words; kinds not given are atomic)."""
 
     columns = LEX_COLUMNS
 
-    def __init__(self, lexicon: Iterable[str], train_words: Iterable[str] = ()):
+    def __init__(self, lexicon: Iterable[str], train_words: Iterable[str] = (),
+                 atomic: dict[str, bool] | None = None):
         self.lexicon = sorted(set(lexicon))
         self.train_words = sorted(set(train_words))
+        self.atomic = {kind: bool((atomic or {}).get(kind, True)) for kind in KINDS}
         self._lookup: Lexicon | None = None
 
     @property
@@ -110,11 +115,16 @@ class SegmentationDictionary:
         return corpus
 
     def to_json(self) -> dict:
-        return {"train_words": self.train_words, "lexicon": self.lexicon}
+        return {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
 
     @classmethod
     def from_json(cls, data: dict) -> "SegmentationDictionary":
-        return cls(list(data["lexicon"]), list(data["train_words"]))
+        """The dictionary a model file keeps. Files written before runs were learnt have no
+        ``atomic``: nothing says whether their training data split runs, so every kind is atomic,
+        as in most segmentation standards (and the point of keeping them whole)."""
+        atomic = data.get("atomic")
+        return cls(list(data["lexicon"]), list(data["train_words"]),
+                   dict(atomic) if isinstance(atomic, dict) else None)
 
 
 class LexiconLearner:
@@ -126,7 +136,15 @@ class LexiconLearner:
     def __init__(self, sentences: list[list[str]], extra: Iterable[str] = ()):
         self.sentences = sentences
         self.extra = list(extra)
+        self._stats: AtomicStats | None = None
+
+    @property
+    def stats(self) -> AtomicStats:
+        """Run splits per sentence, counted once for every fold."""
+        if self._stats is None:
+            self._stats = AtomicStats(self.sentences)
+        return self._stats
 
     def learn(self, sentences: np.ndarray) -> SegmentationDictionary:
         words = {w for i in sentences.tolist() for w in self.sentences[i]}
-        return SegmentationDictionary(words | set(self.extra), words)
+        return SegmentationDictionary(words | set(self.extra), words, self.stats.atomic(sentences))
