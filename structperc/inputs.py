@@ -33,13 +33,13 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
         optional = () if need_tags or task.columns[-1] != tag else (tag,)
         only = None
         if reads is not None:
-            only = [c for c in task.columns if c in reads or c in (tag, task.inputs[0])]
+            only = [c for c in task.columns if c in reads or c in (tag, task.token_column)]
         corpus = read_corpus(X, task.columns, optional=optional, only=only)
     elif is_dataset(X):
         from structperc.io.hf import corpus_from_dataset
 
         m = dataset_columns or {}
-        corpus = corpus_from_dataset(X, token_column=task.inputs[0], tokens=m.get("tokens", "tokens"),
+        corpus = corpus_from_dataset(X, token_column=task.token_column, tokens=m.get("tokens", "tokens"),
                                      tags=m.get("tags") if need_tags or m.get("tags") in
                                      X.column_names else None,
                                      tag_column=tag, features=m.get("features"))
@@ -55,7 +55,10 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
 
 
 def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None) -> Corpus:
-    """Token lists: strings (one column) or tuples of every input column, or of those read."""
+    """Token lists: strings (one column) or tuples. A tuple holds every input column, or those the
+    model reads, or — as a line of a CoNLL file that `structperc tag` reads — every column of the
+    task (``_`` columns and the gold tag included), or all but a trailing gold tag column. Gold tags
+    in the tuples are the tags when ``y`` is None."""
     inputs = task.inputs
     needed = inputs
     if reads is not None:  # a fitted model needs only the columns its templates read
@@ -64,20 +67,40 @@ def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None) -> Corp
         if isinstance(s, str):
             raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")
     sents = [list(s) for s in X]
-    tuples = bool(sents and sents[0] and isinstance(sents[0][0], (tuple, list)))
-    if not tuples or len(sents[0][0]) != len(inputs):
-        inputs = needed  # tuples may hold every input column or just the ones read
-    if tuples:
-        for si, s in enumerate(sents):
-            if any(not isinstance(tok, (tuple, list)) or len(tok) != len(inputs) for tok in s):
-                raise InputError(f"sentence {si}: every token needs {len(inputs)} values "
-                                 f"({', '.join(inputs)})")
-        cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(inputs)}
-    else:
+    first = next((s[0] for s in sents if s), None)
+    if not isinstance(first, (tuple, list)):
+        inputs = needed
         cols = {inputs[0]: sents}
         if len(inputs) > 1:
             raise InputError(f"this model reads {len(inputs)} columns ({', '.join(inputs)}): "
                              "give each token as a tuple")
-    first = next(iter(cols))
-    return Corpus.from_sentences(cols[first], y, extra={k: v for k, v in cols.items() if k != first},
-                                 token_column=first, tag_column=task.tag_column)
+    else:
+        shapes = _tuple_shapes(task, inputs, needed)
+        names = shapes.get(len(first), inputs)
+        for si, s in enumerate(sents):
+            if any(not isinstance(tok, (tuple, list)) or len(tok) != len(names) for tok in s):
+                other = [f"{len(n)} ({', '.join(n)})" for n in shapes.values() if n is not names]
+                raise InputError(f"sentence {si}: every token needs {len(names)} values "
+                                 f"({', '.join(names)})" + (f"; or else {' or '.join(other)}" if other else ""))
+        cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(names)
+                if name != "_"}
+        if task.tag_column in cols:
+            gold = cols.pop(task.tag_column)
+            if y is None:
+                y = gold
+    first_column = next(iter(cols))
+    return Corpus.from_sentences(cols[first_column], y,
+                                 extra={k: v for k, v in cols.items() if k != first_column},
+                                 token_column=first_column, tag_column=task.tag_column)
+
+
+def _tuple_shapes(task: Task, inputs: list[str], needed: list[str]) -> dict[int, list[str]]:
+    """The column names of a token tuple by its length (the first shape of a length wins)."""
+    columns = list(task.columns)
+    shapes: dict[int, list[str]] = {}
+    candidates = [inputs, needed, columns]
+    if columns[-1] == task.tag_column:
+        candidates.append(columns[:-1])
+    for names in candidates:
+        shapes.setdefault(len(names), names)
+    return shapes

@@ -1,6 +1,6 @@
 """Streaming faces of a model: ``structperc tag`` and ``structperc segment`` as library calls —
 files or standard input in, the same lines tagged (or segmented) out, a chunk at a time so memory
-stays flat on large inputs."""
+stays flat on large inputs. Output to a file is written atomically (`structperc.io.output`)."""
 from __future__ import annotations
 
 import os
@@ -11,27 +11,55 @@ from structperc.segmenter import Segmenter
 from structperc.workflows import load
 
 
-def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: IO[str]) -> None:
-    """Tag CoNLL/CoNLL-U input (paths, or ``"-"`` for standard input): each line comes back with the
-    predicted tag appended."""
-    from structperc.io.conll import iter_tagging_chunks, write_tagged
+def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
+              *, input_format: str = "auto", output_format: str | None = None,
+              sentences: int = 20_000) -> None:
+    """Tag input (paths, or ``"-"`` for standard input) and write it to ``output`` (a text stream,
+    ``"-"``, or a path, written atomically).
 
+    ``input_format`` is one of `structperc.io.formats.INPUT_FORMATS` (``auto`` tells CoNLL-U and one
+    token per line from CoNLL columns by the file name or the first lines); ``output_format`` one of
+    `OUTPUT_FORMATS`, by default CoNLL-U for CoNLL-U input (the prediction in the column the model
+    predicts) and otherwise every input line with the predicted tag appended to its token lines.
+    """
+    from structperc.io import formats
+    from structperc.io.output import output_stream
+
+    if input_format not in formats.INPUT_FORMATS:
+        raise InputError(f"unknown input format {input_format!r} (known: {', '.join(formats.INPUT_FORMATS)})")
+    if output_format is not None and output_format not in formats.OUTPUT_FORMATS:
+        raise InputError(f"unknown output format {output_format!r} "
+                         f"(known: {', '.join(formats.OUTPUT_FORMATS)})")
     tagger = load(model_path)
     if isinstance(tagger, Segmenter):
         raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
     task = tagger.task_
-    optional = (task.tag_column,) if task.columns[-1] == task.tag_column else ()
-    for source in inputs or ("-",):
-        for corpus, lines in iter_tagging_chunks(source, list(task.columns), optional=optional,
-                                                 only=tagger.reads(), sentences=20_000):
-            write_tagged(output, lines, tagger.predict_corpus(corpus))
+    layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, tagger.reads())
+    with output_stream(output) as out:
+        for source in inputs or ("-",):
+            fmt, source = formats.resolve(source, input_format, layout)
+            out_fmt = output_format or formats.default_output(fmt)
+            formats.check(fmt, out_fmt, layout, _name(source))
+            for chunk in formats.tagging_chunks(source, fmt, layout, sentences):
+                # no name for the tags: a chunk's are gone while the next one is tagged
+                formats.write_chunk(out, chunk, tagger.predict_corpus(chunk.corpus) if len(chunk.corpus)
+                                    else [], out_fmt, layout)
 
 
-def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: IO[str],
+def _name(source) -> str:
+    if hasattr(source, "read"):
+        return getattr(source, "name", "<stream>")
+    return "<stdin>" if str(source) == "-" else str(source)
+
+
+def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],
                   sep: str = " ") -> None:
-    """Segment raw text line by line (one output line per input line); streams in batches."""
+    """Segment raw text line by line (one output line per input line); streams in batches. ``output``
+    is a text stream, ``"-"`` or a path (written atomically)."""
+    from structperc.io.output import output_stream
     from structperc.io.segmented import iter_raw_lines
 
     seg = Segmenter.load(model_path)
-    for words in seg.segment_lines(iter_raw_lines(inputs or ("-",))):
-        output.write(sep.join(words) + "\n")
+    with output_stream(output) as out:
+        for words in seg.segment_lines(iter_raw_lines(inputs or ("-",))):
+            out.write(sep.join(words) + "\n")

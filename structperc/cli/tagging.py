@@ -7,18 +7,35 @@ import click
 from structperc.cli.environment import single_threaded_blas
 
 
+def _output(path: str):
+    """What ``-o`` names, for the library call: standard output as a UTF-8 text stream, else the path
+    (written atomically: an error half-way leaves no partial file)."""
+    return click.open_file("-", "w", encoding="utf-8") if path == "-" else path
+
+
 @click.command("tag")
 @click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
-              help="Where to write [default: standard output].")
+@click.option("-o", "--output", default="-", metavar="FILE",
+              help="Where to write, replaced only once all is written [default: standard output].")
+@click.option("--input-format", type=click.Choice(["auto", "conll", "conllu", "tokens", "text"]),
+              default="auto", show_default=True,
+              help="conll: the model's columns; conllu; tokens: one token per line, a blank line between "
+                   "sentences; text: one sentence per line. auto: CoNLL-U or one token per line when the "
+                   "file name or the first lines say so, else conll.")
+@click.option("--output-format", type=click.Choice(["conll", "conllu", "tokens", "jsonl"]), default=None,
+              help="conll: every input line, token lines with the tag appended; conllu: the tag in the "
+                   "column the model predicts; tokens: token<TAB>tag lines; jsonl: one "
+                   "{\"tokens\", \"tags\"} object a sentence [default: conllu for CoNLL-U input, else conll].")
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
-def tag(model_path, output, inputs):
-    """Tag CoNLL sentences (standard input or FILEs): each line comes back with the predicted tag
-    appended as a new last column (a gold tag column, if present, is kept: conlleval reads it)."""
+def tag(model_path, output, input_format, output_format, inputs):
+    """Tag sentences (standard input or FILEs). Every input line comes back in order, each token line
+    with the predicted tag appended as a new last column (a gold tag column, if present, is kept:
+    conlleval reads it); CoNLL-U comes back as CoNLL-U with the prediction in its column."""
     single_threaded_blas()
     from structperc import streaming
 
-    streaming.tag_files(model_path, inputs, output)
+    streaming.tag_files(model_path, inputs, _output(output), input_format=input_format,
+                        output_format=output_format)
 
 
 @click.command("eval")
@@ -40,8 +57,8 @@ def evaluate(model_path, task, as_json, strict, path):
 
 @click.command("segment")
 @click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train --task cws'.")
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
-              help="Where to write [default: standard output].")
+@click.option("-o", "--output", default="-", metavar="FILE",
+              help="Where to write, replaced only once all is written [default: standard output].")
 @click.option("--sep", default=" ", show_default=True, help="Separator between words.")
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
 def segment(model_path, output, sep, inputs):
@@ -50,6 +67,4 @@ def segment(model_path, output, sep, inputs):
     single_threaded_blas()
     from structperc import streaming
 
-    streaming.segment_files(model_path, inputs, output, sep)
-
-
+    streaming.segment_files(model_path, inputs, _output(output), sep)

@@ -11,7 +11,8 @@ import numpy as np
 from structperc.io.corpus import Corpus, compact
 from structperc.io.parse import CONLLU_COLUMNS, ColumnParser, ReadPart, conllu_blocks, conllu_fast
 from structperc.io.scan import Interner, RawLines, RawPiece, scan_piece
-from structperc.io.text import decode_lines, line_blocks, mapped_pieces, piece_bytes, source_name
+from structperc.io.text import (ASCII_WS, count_lines, decode_lines, line_blocks, mapped_pieces, piece_bytes,
+                                source_name)
 from structperc.errors import InputError
 
 class _LeanReader:
@@ -20,7 +21,8 @@ class _LeanReader:
 
     Each piece goes through the compiled scanner of `structperc.io.scan` when it is built and the
     piece is regular; otherwise through the fast numpy path or the line-by-line parser (which raise
-    the errors), whose values are then entered into the same tables.
+    the errors), whose values are then entered into the same tables. With ``keep_lines`` the raw
+    lines are kept as spans of the pieces' bytes (`RawLines`), whichever path read them.
     """
 
     def __init__(self, path, fmt: str, names: list[str], want: list[int], keep_lines: bool,
@@ -29,8 +31,8 @@ class _LeanReader:
         self.keep_lines, self.parser = keep_lines, parser
         self.name = parser.name if parser is not None else source_name(path)
         self.interner = Interner(len(want))
-        self.raw_as_bytes = keep_lines and self.interner.compiled
         self.chunks_made = 0
+        self.n_lines = 0
 
     def parts(self) -> Iterator[ReadPart]:
         counted: list[int] = []
@@ -44,17 +46,20 @@ class _LeanReader:
             got = scan_piece(self.fmt, first, data, self.want, self.interner, self.keep_lines, width)
             if got is not None:
                 counted.append(got.n_lines)
+                self.n_lines += got.n_lines
                 if parser is not None and parser.width is None and got.width >= 0:
                     parser._first_width(got.width, int(got.lines[0]))
                 raw = RawLines([got.raw]) if self.keep_lines else None
                 return ReadPart(got.codes, got.lengths, got.lines, raw)
+        original = data
         data = piece_bytes(data)
+        self.n_lines += count_lines(first, original)
         if self.fmt == "conllu":
             parsed = conllu_fast(first, data, self.keep_lines)
             if parsed is None:  # irregular: line by line, naming the bad line
                 lines = decode_lines(data, self.name, first - 1)
                 parsed = conllu_blocks(line_blocks(enumerate(lines, first), True), self.name,
-                                        self.keep_lines)
+                                       self.keep_lines)
         else:
             parsed = parser.parse_piece(first, data, self.keep_lines)
         # past the file's width (an absent optional column) the numpy path has no list at all
@@ -62,15 +67,14 @@ class _LeanReader:
                  for k, j in enumerate(self.want)]
         raw = None
         if self.keep_lines:
-            raw = RawLines([RawPiece.from_lists(parsed.raw or [])]) if self.raw_as_bytes \
-                else (parsed.raw or [])
+            raw = RawLines([RawPiece.from_rows(original, first, parsed.rows, parsed.lengths,
+                                               self.fmt == "conllu")])
         return ReadPart(codes, np.asarray(parsed.lengths, dtype=np.int64),
-                     np.asarray(parsed.starts, dtype=np.int64), raw)
+                        np.asarray(parsed.starts, dtype=np.int64), raw)
 
     # ------------------------------------------------------------ assembling
     def empty(self) -> ReadPart:
-        raw = (RawLines() if self.raw_as_bytes else []) if self.keep_lines else None
-        return ReadPart([[] for _ in self.want], [], [], raw)
+        return ReadPart([[] for _ in self.want], [], [], RawLines() if self.keep_lines else None)
 
     @staticmethod
     def extend(into: ReadPart, part: ReadPart) -> None:
@@ -80,10 +84,7 @@ class _LeanReader:
         into.lengths.append(part.lengths)
         into.starts.append(part.starts)
         if part.raw is not None:
-            if isinstance(into.raw, RawLines):
-                into.raw.pieces.extend(part.raw.pieces)
-            else:
-                into.raw.extend(part.raw)
+            into.raw.pieces.extend(part.raw.pieces)
 
     @staticmethod
     def merge(part: ReadPart) -> ReadPart:
@@ -97,12 +98,7 @@ class _LeanReader:
     def take(part: ReadPart, n: int) -> ReadPart:
         """Split the first ``n`` sentences off a merged part (returned); ``part`` keeps the rest."""
         t = int(part.lengths[:n].sum())
-        if isinstance(part.raw, RawLines):
-            raw = part.raw.take(n)
-        elif part.raw is not None:
-            raw, part.raw = part.raw[:n], part.raw[n:]
-        else:
-            raw = None
+        raw = part.raw.take(n) if part.raw is not None else None
         head = ReadPart([c[:t] for c in part.codes], part.lengths[:n], part.starts[:n], raw)
         part.codes = [c[t:] for c in part.codes]
         part.lengths, part.starts = part.lengths[n:], part.starts[n:]
@@ -127,16 +123,28 @@ class _LeanReader:
         np.cumsum(part.lengths, out=ptr[1:])
         return Corpus.from_codes(coded, ptr, self.name, np.asarray(part.starts, dtype=np.int64))
 
+    def no_sentences(self) -> InputError:
+        """The error for a file without a sentence, saying what it holds instead."""
+        n = self.n_lines
+        if not n:
+            return InputError("no sentences (the file is empty)", self.name)
+        what = "blank, # comments, -DOCSTART-, multi-word tokens or empty nodes" if self.fmt == "conllu" \
+            else "blank or -DOCSTART-"
+        return InputError(f"no sentences: {n} line{'s' if n != 1 else ''}, all {what}", self.name)
+
     def read_all(self) -> tuple[Corpus, Any]:
         whole = self.empty()
         for part in self.parts():
             self.extend(whole, part)
         whole = self.merge(whole)
         if not len(whole.lengths):
-            raise InputError("no sentences (the file is empty)", self.name)
+            raise self.no_sentences()
         return self.corpus(whole), whole.raw
 
-    def chunks(self, sentences: int) -> Iterator[tuple[Corpus, Any]]:
+    def chunks(self, sentences: int, every_line: bool = False) -> Iterator[tuple[Corpus, Any]]:
+        """The sentences ``sentences`` at a time. With ``every_line`` the last chunk's raw lines end
+        the file as `RawPiece.tail` says, and a file without sentences still gives one chunk (of
+        none) if it holds any byte, so that every line is written back."""
         pending = self.merge(self.empty())
         pending.raw = self.empty().raw
         for part in self.parts():
@@ -144,16 +152,27 @@ class _LeanReader:
             self.extend(acc, pending)
             self.extend(acc, part)
             pending = self.merge(acc)
-            while len(pending) >= sentences:
+            while len(pending) > sentences:  # keep the last sentence: the file's end is not known yet
                 head = self.take(pending, sentences)
                 yield self.corpus(head), head.raw
-        if len(pending):
+        if every_line and pending.raw is not None and pending.raw.pieces:
+            self._end_of_file(pending.raw.pieces[-1])
+        if len(pending) or (every_line and pending.raw is not None and pending.raw.n_bytes()):
             yield self.corpus(pending), pending.raw
+
+    def _end_of_file(self, last: RawPiece) -> None:
+        """The file's last piece: a line end if the file lacks one, and a blank line after a last
+        sentence that no blank line closes (the next file's first sentence would continue it)."""
+        if last.stop > last.start and last.data[last.stop - 1] != 10:
+            last.tail += b"\n"
+        blank = str.isspace if self.fmt == "conllu" else (lambda line: not line.strip(ASCII_WS))
+        if not last.closed(lambda line: not line or blank(line)):
+            last.tail += b"\n"
 
 
 def _column_reader(path, columns: Sequence[str], optional: Sequence[str], keep_lines: bool,
-                   only: Collection[str] | None) -> _LeanReader:
-    parser = ColumnParser(source_name(path), columns, optional)
+                   only: Collection[str] | None, tokens: bool = False) -> _LeanReader:
+    parser = ColumnParser(source_name(path), columns, optional, tokens=tokens)
     want = [j for j, c in enumerate(parser.columns) if c != "_" and (only is None or c in only)]
     return _LeanReader(path, "columns", [parser.columns[j] for j in want], want, keep_lines, parser)
 
@@ -220,16 +239,24 @@ def _conllu_reader(path, keep_lines: bool, columns: Collection[str] | None) -> _
 
 
 def iter_tagging_chunks(path, columns: Sequence[str], *, optional: Sequence[str] = (),
-                        only: Collection[str] | None = None, sentences: int = 20_000) \
-        -> Iterator[tuple[Corpus, "RawLines | list[list[str]]"]]:
-    """What `structperc tag` reads: ``(corpus, raw lines)`` of CoNLL-U (all of it at once) or of CoNLL
-    columns (``sentences`` at a time), with only the columns in ``only`` and the raw lines kept as
-    bytes where the compiled reader runs (see `write_tagged`)."""
-    if is_conllu(getattr(path, "name", path)):  # a stream is told by its name, as a path is
-        yield _conllu_reader(path, True, only).read_all()
-    else:
-        yield from _column_reader(path, columns, optional, True, only).chunks(sentences)
+                        only: Collection[str] | None = None, sentences: int = 20_000,
+                        fmt: str | None = None) -> Iterator[tuple[Corpus, RawLines]]:
+    """What `structperc tag` reads: ``(corpus, raw lines)``, ``sentences`` at a time, with only the
+    columns in ``only`` and the raw lines kept as spans of the file's bytes (see `write_tagged`).
 
+    ``fmt`` is ``"conllu"``, ``"conll"`` (columns named by ``columns``) or ``"tokens"`` (one token per
+    line, read as column ``columns[0]``); None tells CoNLL-U by the file name. Every byte of the input
+    is covered by some chunk's raw lines, so that every line is written back: a file without a sentence
+    gives one chunk of no sentences (none if it is empty)."""
+    if fmt is None:
+        fmt = "conllu" if is_conllu(getattr(path, "name", path)) else "conll"
+    if fmt == "conllu":
+        reader = _conllu_reader(path, True, only)
+    elif fmt == "tokens":
+        reader = _column_reader(path, list(columns)[:1], (), True, None, tokens=True)
+    else:
+        reader = _column_reader(path, columns, optional, True, only)
+    yield from reader.chunks(sentences, every_line=True)
 
 
 def is_conllu(path) -> bool:
@@ -248,11 +275,14 @@ def read_corpus(path, columns: Sequence[str] | None, *, optional: Sequence[str] 
     return read_conll(path, columns, optional=optional, keep_lines=keep_lines, only=only)
 
 
-def write_tagged(out: IO[str], lines: "RawLines | Sequence[Sequence[str]]", tags: Sequence[str]) -> None:
-    """`write_conll` with the tags flat (corpus order), for the raw lines of `iter_tagging_chunks`:
-    bytes kept by the compiled reader are written with the tags appended by a kernel, no str per line."""
+def write_tagged(out: IO[str], lines: "RawLines | Sequence[Sequence[str]]", tags: Sequence[str],
+                 field: int = -1) -> None:
+    """The raw lines of `iter_tagging_chunks` written back with the tags (flat, corpus order) put into
+    their token lines: appended as a new last column, or (``field`` >= 0) in place of that
+    tab-separated field (CoNLL-U). Lines between sentences come back as they were. Lists of lines
+    (one per sentence) are written by `write_conll`."""
     if isinstance(lines, RawLines):
-        lines.write(out, tags)
+        lines.write(out, tags, field)
         return
     ends = np.cumsum([len(block) for block in lines]).tolist()
     write_conll(out, lines, (tags[a:b] for a, b in zip([0] + ends[:-1], ends)))

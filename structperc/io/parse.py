@@ -1,6 +1,10 @@
 """The line-by-line CoNLL and CoNLL-U parsers: the Python twin of the compiled scanners
-(`structperc.io.read_kernels`), used for irregular pieces (bad UTF-8, other widths, exotic
-whitespace), without the compiled build, and to name a bad line."""
+(`structperc.io.read_kernels`), used for irregular pieces (bad UTF-8, other widths), without the
+compiled build, and to name a bad line.
+
+CoNLL columns are separated by ASCII whitespace only (``bytes.split``): a token may hold a no-break
+space, U+3000 or \x1c-\x1f, at which ``str.split`` would cut it. CoNLL-U fields are separated by tabs.
+"""
 from __future__ import annotations
 
 import itertools
@@ -11,15 +15,24 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.io.text import decode_lines, line_blocks
+from structperc.io.text import ASCII_WS, decode_lines, line_blocks
 
 #: Column names of CoNLL-U, with FORM called ``word`` so templates read the same across formats.
 CONLLU_COLUMNS = ["id", "word", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc"]
 
 _WS_BYTES = np.zeros(256, dtype=bool)
 _WS_BYTES[[9, 10, 11, 12, 13, 32]] = True
+#: What ``str.split()`` splits at besides ASCII whitespace (and ``bytes.split()`` does not).
 _OTHER_WS = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+#: A field of a CoNLL column line: a run of anything but ASCII whitespace.
+_FIELD = re.compile("[^" + re.escape(ASCII_WS) + "]+")
 _DOCSTART = re.compile(rb"^-DOCSTART-", re.M)
+
+
+def split_fields(text: str) -> list[str]:
+    """The fields of CoNLL column text, split at ASCII whitespace only (``str.split()`` where that is
+    the same: no character of `_OTHER_WS`)."""
+    return _FIELD.findall(text) if _OTHER_WS.search(text) else text.split()
 
 
 
@@ -44,23 +57,20 @@ def _pick(lines: list[str], rows: np.ndarray) -> list[str]:
     return [picked] if len(rows) == 1 else list(picked)
 
 
-def _split_by_lengths(items: list, lengths: list[int]) -> list[list]:
-    """Consecutive slices of ``items`` with the given lengths (raw lines per sentence)."""
-    ends = np.cumsum(lengths).tolist()
-    return [items[a:b] for a, b in zip([0] + ends[:-1], ends)]
-
-
 class ColumnParser:
     """Parses pieces of a CoNLL column file, checking that every line has the same width (the
     fallback of the compiled scanner, see `_LeanReader`).
 
-    Pieces are parsed whole where they are regular (the usual case): one ``str.split`` over the piece
-    for the fields and numpy over its bytes for the fields per line, blank lines and ``-DOCSTART-``
-    lines, so no Python code runs per token. Anything irregular (bad UTF-8, a line of another width,
-    exotic whitespace) goes through the line-by-line parser instead, which names the bad line.
+    Pieces are parsed whole where they are regular (the usual case): one split over the piece for
+    the fields and numpy over its bytes for the fields per line, blank lines and ``-DOCSTART-``
+    lines, so no Python code runs per token. Anything irregular (bad UTF-8, a line of another width)
+    goes through the line-by-line parser instead, which names the bad line.
+
+    With ``tokens`` the file holds one token per line (``structperc tag --input-format tokens``): a
+    line is one field, the line without the ASCII whitespace around it, spaces inside included.
     """
 
-    def __init__(self, name: str, columns: Sequence[str], optional: Sequence[str]):
+    def __init__(self, name: str, columns: Sequence[str], optional: Sequence[str], *, tokens: bool = False):
         self.name = name
         self.columns = list(columns)
         if not self.columns:
@@ -69,7 +79,10 @@ class ColumnParser:
         if self.n_opt and self.columns[-self.n_opt:] != list(optional):
             raise InputError(f"optional columns {list(optional)} must be the last ones of {self.columns}",
                              name)
-        self.width: int | None = None
+        self.tokens = tokens
+        if tokens and (len(self.columns) != 1 or self.n_opt):
+            raise InputError("one token per line: one column", name)
+        self.width: int | None = 1 if tokens else None
 
     def _first_width(self, width: int, line: int) -> None:
         lo = len(self.columns) - self.n_opt
@@ -85,18 +98,14 @@ class ColumnParser:
         if fast is not None:
             return fast
         lines = decode_lines(data, self.name, first - 1)
-        return self.parse_blocks(line_blocks(enumerate(lines, first), False), keep_lines)
+        return self.parse_blocks(line_blocks(enumerate(lines, first), False, True), keep_lines)
 
     def _parse_fast(self, first: int, data: bytes, keep_lines: bool) -> "Parsed | None":
         decoded = _decoded_piece(first, data)
         if decoded is None:
             return None
         data, text = decoded
-        if not data.isascii() and _OTHER_WS.search(text):
-            return None
         arr = np.frombuffer(data, dtype=np.uint8)
-        if ((arr - np.uint8(0x1c)) < 4).any():  # \x1c-\x1f: whitespace to str.split, not to bytes
-            return None
         newlines = np.flatnonzero(arr == 10)
         ws = _WS_BYTES[arr]
         starts = ~ws
@@ -117,58 +126,63 @@ class ColumnParser:
         width = self.width
         if (widths != width).any():
             return None
-        fields = text.split()
+        # \x1c-\x1f and non-ASCII spaces are part of a field: a slower split where the piece has any
+        exotic = bool(((arr - np.uint8(0x1c)) < 4).any()) or (not data.isascii() and
+                                                              _OTHER_WS.search(text) is not None)
+        fields = _FIELD.findall(text) if exotic else text.split()
         if skipped:
             fields = list(itertools.compress(fields, np.repeat(token, counts).tolist()))
         values = [fields[i::width] for i in range(width)]
         sentence = np.cumsum(blank)[rows]
         begin = np.flatnonzero(np.r_[True, sentence[1:] != sentence[:-1]])
         lengths = np.diff(np.r_[begin, len(rows)]).tolist()
-        raw = None
-        if keep_lines:
-            raw = _split_by_lengths(_pick(text.split("\n"), rows), lengths)
-        return Parsed(values, lengths, (first + rows[begin]).tolist(), raw)
+        return Parsed(values, lengths, (first + rows[begin]).tolist(), first + rows if keep_lines else None)
 
-    def parse_blocks(self, blocks: Iterable[tuple[int, list[str]]], keep_lines: bool) -> "Parsed":
-        """The line-by-line parser over blank-line separated blocks."""
+    def parse_blocks(self, blocks: Iterable[tuple[list[int], list[str]]], keep_lines: bool) -> "Parsed":
+        """The line-by-line parser over blank-line separated blocks (`line_blocks`)."""
         values: list[list[str]] = [[] for _ in self.columns]
         lengths: list[int] = []
         starts: list[int] = []
-        raw: list[list[str]] = []
-        for first, block in blocks:
-            rows = [line.split() for line in block]
-            widths = set(map(len, rows))
-            if self.width is None:
-                self._first_width(len(rows[0]), first)
-            if widths != {self.width}:
-                bad = next(i for i, r in enumerate(rows) if len(r) != self.width)
-                raise InputError(f"expected {self.width} columns like the lines before, found "
-                                 f"{len(rows[bad])}", self.name, first + bad)
-            for store, column in zip(values, zip(*rows)):
-                store.extend(column)
+        numbers: list[int] = []
+        for lines, block in blocks:
+            if self.tokens:
+                values[0].extend(line.strip(ASCII_WS) for line in block)
+            else:
+                rows = [split_fields(line) for line in block]
+                widths = set(map(len, rows))
+                if self.width is None:
+                    self._first_width(len(rows[0]), lines[0])
+                if widths != {self.width}:
+                    bad = next(i for i, r in enumerate(rows) if len(r) != self.width)
+                    raise InputError(f"expected {self.width} columns like the lines before, found "
+                                     f"{len(rows[bad])}", self.name, lines[bad])
+                for store, column in zip(values, zip(*rows)):
+                    store.extend(column)
             lengths.append(len(block))
-            starts.append(first)
+            starts.append(lines[0])
             if keep_lines:
-                raw.append(block)
-        return Parsed(values, lengths, starts, raw if keep_lines else None)
+                numbers.extend(lines)
+        return Parsed(values, lengths, starts, np.asarray(numbers, dtype=np.int64) if keep_lines else None)
 
 
 class Parsed:
-    """Columns, sentence lengths, first line numbers and (optionally) raw lines of some sentences."""
+    """Columns, sentence lengths, first line numbers and (optionally) the line numbers of the token
+    lines (``rows``, flat, in order: where `structperc.io.scan.RawPiece.from_rows` finds the lines)
+    of some sentences."""
 
-    __slots__ = ("values", "lengths", "starts", "raw")
+    __slots__ = ("values", "lengths", "starts", "rows")
 
-    def __init__(self, values, lengths, starts, raw):
-        self.values, self.lengths, self.starts, self.raw = values, lengths, starts, raw
+    def __init__(self, values, lengths, starts, rows):
+        self.values, self.lengths, self.starts, self.rows = values, lengths, starts, rows
 
     @classmethod
     def empty(cls, n_columns: int) -> "Parsed":
-        return cls([[] for _ in range(n_columns)], [], [], [])
+        return cls([[] for _ in range(n_columns)], [], [], np.zeros(0, dtype=np.int64))
 
 
 class ReadPart:
     """Sentences of one or more pieces: codes of the wanted columns, lengths, first lines, raw lines
-    (a `RawLines` when kept as bytes, a list of lists of str otherwise, None when not kept)."""
+    (a `RawLines`, None when not kept)."""
 
     __slots__ = ("codes", "lengths", "starts", "raw")
 
@@ -179,28 +193,30 @@ class ReadPart:
         return len(self.lengths)
 
 
-
-def conllu_blocks(blocks: Iterable[tuple[int, list[str]]], name: str, keep_lines: bool) -> "Parsed":
+def conllu_blocks(blocks: Iterable[tuple[list[int], list[str]]], name: str, keep_lines: bool) -> "Parsed":
     out = Parsed.empty(len(CONLLU_COLUMNS))
-    for first, block in blocks:
+    numbers: list[int] = []
+    for lines, block in blocks:
         rows = [line.split("\t") for line in block]
         keep = [r[0].isdigit() for r in rows]
         for offset, (fields, word) in enumerate(zip(rows, keep)):
             if len(fields) != 10:
                 raise InputError(f"CoNLL-U needs 10 tab-separated columns, found {len(fields)}", name,
-                                 first + offset)
+                                 lines[offset])
             if not word and "-" not in fields[0] and "." not in fields[0]:
-                raise InputError(f"bad token id {fields[0]!r}", name, first + offset)
+                raise InputError(f"bad token id {fields[0]!r}", name, lines[offset])
         if not all(keep):  # multi-word tokens (1-2) and empty nodes (8.1) are not words
             rows = [r for r, k in zip(rows, keep) if k]
-            block = [line for line, k in zip(block, keep) if k]
+            words = [n for n, k in zip(lines, keep) if k]
+        else:
+            words = lines
         for store, column in zip(out.values, zip(*rows)):
             store.extend(column)
-        if block:
-            out.lengths.append(len(block))
-            out.starts.append(first)
-            if keep_lines:
-                out.raw.append(block)
+        if words:
+            out.lengths.append(len(words))
+            out.starts.append(lines[0])
+            numbers.extend(words)
+    out.rows = np.asarray(numbers, dtype=np.int64) if keep_lines else None
     return out
 
 
@@ -246,14 +262,9 @@ def conllu_fast(first: int, data: bytes, keep_lines: bool) -> "Parsed | None":
     begin = np.flatnonzero(np.r_[True, wblock[1:] != wblock[:-1]])
     lengths = np.diff(np.r_[begin, len(wblock)]).tolist()
     if not word.all():
-        keep = word.tolist()
-        kept = list(itertools.compress(kept, keep))
         fields = list(itertools.compress(fields, np.repeat(word, 10).tolist()))
     values = [fields[i::10] for i in range(10)]
-    raw = None
-    if keep_lines:
-        raw = _split_by_lengths(kept, lengths)
     starts_out = (first + first_of_block[word][begin]).tolist()
-    return Parsed(values, lengths, starts_out, raw)
+    return Parsed(values, lengths, starts_out, first + rows[word] if keep_lines else None)
 
 

@@ -71,24 +71,20 @@ AOT_EXPORTS: dict[str, str] = {
     "insert_spans": "i8(u1[::1], i8[::1], i8[::1], i8, i8[::1], i8[::1], i8[:, ::1], u1[::1], i8[::1])",
     "rehash": "void(i8[::1], i8[:, ::1], u1[::1], i8)",
     "count_byte": "i8(u1[::1], i8)",
-    "write_tagged": "i8(u1[::1], i8[::1], i8[::1], i8[::1], u1[::1], i8[::1], u1[::1], i8[::1], u1[::1])",
+    "write_tagged": "i8(u1[::1], i8, i8, i8[::1], i8[::1], i8[::1], u1[::1], i8, i8[::1], u1[::1], i8[::1], "
+                    "u1[::1])",
 }
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _utf8_len(data, i, n, exotic_space):
+def _utf8_len(data, i, n):
     """Length of the UTF-8 sequence that starts with the non-ASCII byte ``data[i]``, or 0 if it is
     not strict UTF-8 as Python's decoder reads it (no overlong forms, surrogates or code points past
-    U+10FFFF).
-
-    With ``exotic_space`` set, the non-ASCII characters ``str.split()`` splits at (U+0085, U+00A0,
-    U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000) give 0 too: the compiled column
-    scanner splits at ASCII whitespace only."""
+    U+10FFFF). Non-ASCII spaces (U+00A0, U+3000, ...) are characters like any other: CoNLL columns
+    are separated by ASCII whitespace only."""
     b = data[i]
     if 0xC2 <= b <= 0xDF:
         if i + 1 >= n or (data[i + 1] & 0xC0) != 0x80:
-            return 0
-        if exotic_space and b == 0xC2 and (data[i + 1] == 0x85 or data[i + 1] == 0xA0):
             return 0
         return 2
     if 0xE0 <= b <= 0xEF:
@@ -100,15 +96,6 @@ def _utf8_len(data, i, n, exotic_space):
         hi = 0x9F if b == 0xED else 0xBF
         if c1 < lo or c1 > hi or (c2 & 0xC0) != 0x80:
             return 0
-        if exotic_space:
-            if b == 0xE1 and c1 == 0x9A and c2 == 0x80:
-                return 0
-            if b == 0xE2 and c1 == 0x80 and (c2 <= 0x8A or c2 == 0xA8 or c2 == 0xA9 or c2 == 0xAF):
-                return 0
-            if b == 0xE2 and c1 == 0x81 and c2 == 0x9F:
-                return 0
-            if b == 0xE3 and c1 == 0x80 and c2 == 0x80:
-                return 0
         return 3
     if 0xF0 <= b <= 0xF4:
         if i + 3 >= n:
@@ -377,7 +364,7 @@ def scan_conllu(data, words, lead, want, codes, line_beg, line_end, sent_len, se
                 nt += 1
                 continue
             if b != 10:
-                length = _utf8_len(data, k, n, False)
+                length = _utf8_len(data, k, n)
                 if length == 0:
                     status = np.int64(IRREGULAR)
                     break
@@ -475,10 +462,10 @@ def scan_columns(data, want, codes, line_beg, line_end, sent_len, sent_line, sen
     line spans (if ``scan[6]``), and per sentence its length, first line and whether that line holds
     a tab (the writer's separator). ``-DOCSTART-`` lines are skipped.
 
-    Fields are split at ASCII whitespace only (as ``bytes.split``). Returns `DONE`, `GROW` or
-    `IRREGULAR`: bytes that are not UTF-8, any other character ``str.split`` splits at (\x1c-\x1f
-    and the non-ASCII spaces), or a token line whose number of fields differs from the first one's
-    (``scan[7]``, -1 when none was seen yet)."""
+    Fields are split at ASCII whitespace only (as ``bytes.split``: \x1c-\x1f and non-ASCII spaces
+    belong to a field). Returns `DONE`, `GROW` or `IRREGULAR`: bytes that are not UTF-8, or a token
+    line whose number of fields differs from the first one's (``scan[7]``, -1 when none was seen
+    yet)."""
     n = data.shape[0]
     nw = want.shape[0]
     nb = want[nw - 1] + 1 if nw else 0
@@ -518,12 +505,9 @@ def scan_columns(data, want, codes, line_beg, line_end, sent_len, sent_line, sen
                     infield = False
                 k += 1
                 continue
-            if 28 <= b <= 31:
-                status = np.int64(IRREGULAR)
-                break
             step = 1
             if b >= 128:
-                step = _utf8_len(data, k, n, True)
+                step = _utf8_len(data, k, n)
                 if step == 0:
                     status = np.int64(IRREGULAR)
                     break
@@ -589,29 +573,76 @@ def scan_columns(data, want, codes, line_beg, line_end, sent_len, sent_line, sen
     return status
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _copy_gap(data, a, b, out, o):
+    """``data[a:b]`` into ``out`` from ``o`` with the CR of every CRLF dropped (as is a CR that ends
+    ``data``: a CRLF whose LF the file lacks); returns the new ``o``."""
+    n = data.shape[0]
+    for i in range(a, b):
+        c = data[i]
+        if c == 13 and (i + 1 == n or data[i + 1] == 10):
+            continue
+        out[o] = c
+        o += 1
+    return o
+
+
 @njit(cache=True, nogil=True)
-def write_tagged(data, line_beg, line_end, sent_len, sent_sep, tags, labels, label_off, out):
-    """Each line ``data[line_beg[i]:line_end[i]]`` followed by its sentence's separator byte, the
-    bytes of label ``tags[i]`` (``labels[label_off[t]:label_off[t + 1]]``) and a newline, and a blank
-    line after every sentence; returns the number of bytes written to ``out``."""
+def write_tagged(data, start, stop, line_beg, line_end, sent_len, sent_sep, field, tags, labels, label_off,
+                 out):
+    """The bytes ``data[start:stop]`` with a tag put into every token line
+    ``data[line_beg[i]:line_end[i]]``: appended after its sentence's separator byte (``field`` < 0),
+    or in place of its tab-separated field number ``field`` (appended after a tab if the line has
+    fewer fields); the tag is label ``tags[i]``, ``labels[label_off[t]:label_off[t + 1]]``.
+    Everything between token lines (line ends, blank lines, comments, ...) is copied as it is, CRLF
+    as LF. Returns the number of bytes written to ``out``.
+
+    The caller (`structperc.io.scan.RawLines.write`) checks the spans (in order, inside
+    ``[start, stop)``), the tag codes and the room in ``out`` before the call."""
     o = 0
+    pos = start
     t = 0
     for s in range(sent_len.shape[0]):
         sep = sent_sep[s]
         for _ in range(sent_len[s]):
             b = line_beg[t]
-            length = line_end[t] - b
-            out[o:o + length] = data[b:b + length]
-            o += length
-            out[o] = sep
+            e = line_end[t]
+            o = _copy_gap(data, pos, b, out, o)
             lab = tags[t]
             lb = label_off[lab]
-            length = label_off[lab + 1] - lb
-            out[o + 1:o + 1 + length] = labels[lb:lb + length]
-            o += length + 1
-            out[o] = 10
-            o += 1
+            ll = label_off[lab + 1] - lb
+            fb = -1
+            fe = -1
+            if field >= 0:
+                f = 0
+                fb = b
+                for i in range(b, e):
+                    if data[i] == 9:
+                        if f == field:
+                            fe = i
+                            break
+                        f += 1
+                        fb = i + 1
+                if f == field and fe < 0:
+                    fe = e
+                if fe < 0:
+                    fb = -1
+            if fb >= 0:
+                length = fb - b
+                out[o:o + length] = data[b:fb]
+                o += length
+                out[o:o + ll] = labels[lb:lb + ll]
+                o += ll
+                length = e - fe
+                out[o:o + length] = data[fe:e]
+                o += length
+            else:
+                length = e - b
+                out[o:o + length] = data[b:e]
+                o += length
+                out[o] = sep if field < 0 else 9
+                out[o + 1:o + 1 + ll] = labels[lb:lb + ll]
+                o += ll + 1
+            pos = e
             t += 1
-        out[o] = 10
-        o += 1
-    return o
+    return _copy_gap(data, pos, stop, out, o)

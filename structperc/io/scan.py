@@ -4,7 +4,7 @@ spans out (the kernels are in `structperc.io.read_kernels`).
 Nothing here reports a bad line: where a kernel finds a piece irregular, these functions return None,
 undo what the piece entered, and `structperc.io.conll` parses that piece with the line-by-line
 reader, whose errors are the project's reference. Pieces parsed that way are entered into the same
-tables (`Interner.add_strings`, `RawPiece.from_lists`), so a file can mix both.
+tables (`Interner.add_strings`, `RawPiece.from_rows`), so a file can mix both.
 """
 from __future__ import annotations
 
@@ -132,51 +132,80 @@ class Interner:
 
 
 class RawPiece:
-    """Raw token lines of some sentences as spans of one piece's bytes (line ends excluded); the
-    bytes may be a memoryview of a memory-mapped file."""
+    """The bytes ``data[start:stop]`` of some sentences (``data`` may be a memoryview of a memory-mapped
+    file) and the spans of their token lines (``beg``/``end``, line ends excluded), ``lengths`` token
+    lines per sentence, ``sep`` the byte written before an appended tag per sentence.
 
-    __slots__ = ("data", "beg", "end", "lengths", "sep")
+    Every byte of ``[start, stop)`` is written back (`RawLines.write`): the lines between token lines
+    (blank lines, ``-DOCSTART-``, comments, multi-word tokens) come back where they were. ``tail`` is
+    written after them: the line end a file lacks at its end, and the blank line that closes a last
+    sentence the file leaves open (set by the reader on the last piece of a file)."""
 
-    def __init__(self, data: bytes | memoryview, beg: np.ndarray, end: np.ndarray, lengths: np.ndarray,
-                 sep: np.ndarray):
-        self.data, self.beg, self.end, self.lengths, self.sep = data, beg, end, lengths, sep
+    __slots__ = ("data", "start", "stop", "beg", "end", "lengths", "sep", "tail")
+
+    def __init__(self, data: bytes | memoryview, start: int, stop: int, beg: np.ndarray, end: np.ndarray,
+                 lengths: np.ndarray, sep: np.ndarray, tail: bytes = b""):
+        self.data, self.start, self.stop = data, start, stop
+        self.beg, self.end, self.lengths, self.sep, self.tail = beg, end, lengths, sep, tail
 
     @classmethod
-    def from_lists(cls, lines: list[list[str]], sep: int | None = None) -> "RawPiece":
-        """Lines as the line-by-line reader keeps them; ``sep`` is the separator byte written
-        before a tag (default: a tab if the sentence's first line holds one, else a space)."""
-        flat = [line for block in lines for line in block]
-        data = ("\n".join(flat) + "\n").encode("utf-8", "surrogatepass") if flat else b""
-        end = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-        beg = np.r_[0, end[:-1] + 1] if len(end) else end.copy()
-        lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
-        if sep is None:
-            seps = [9 if "\t" in block[0] else 32 for block in lines]
+    def from_rows(cls, data: bytes | memoryview, first: int, rows: np.ndarray, lengths, tab: bool) -> "RawPiece":
+        """The piece ``data`` whose first line is line ``first`` of its file, with the token lines
+        numbered ``rows`` (what the line-by-line parsers return) in sentences of ``lengths``; ``tab``:
+        always a tab before an appended tag (CoNLL-U), else one where a sentence's first line holds a
+        tab. The spans are found as the compiled scanner finds them: after a BOM at the start of the
+        file, without the CR of a CRLF."""
+        arr = np.frombuffer(data, dtype=np.uint8)
+        start = 3 if first == 1 and bytes(arr[:3]) == b"\xef\xbb\xbf" else 0
+        newlines = np.flatnonzero(arr == 10)
+        rel = np.asarray(rows, dtype=np.int64) - first
+        beg = np.r_[start, newlines + 1][rel] if len(rel) else np.zeros(0, dtype=np.int64)
+        end = np.r_[newlines, len(arr)][rel] if len(rel) else np.zeros(0, dtype=np.int64)
+        if len(rel):
+            end = end - ((end > beg) & (arr[np.maximum(end - 1, 0)] == 13))
+        lengths = np.asarray(lengths, dtype=np.int64)
+        if tab:
+            sep = np.full(len(lengths), 9, dtype=np.uint8)
         else:
-            seps = [sep] * len(lines)
-        return cls(data, beg.astype(np.int64), end.astype(np.int64), lengths,
-                   np.asarray(seps, dtype=np.uint8))
+            firsts = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64) if len(lengths) else lengths
+            tabs = np.flatnonzero(arr == 9)
+            has = np.searchsorted(tabs, beg[firsts]) < np.searchsorted(tabs, end[firsts])
+            sep = np.where(has, 9, 32).astype(np.uint8)
+        return cls(data, start, len(arr), beg.astype(np.int64), end.astype(np.int64), lengths, sep)
 
     def split(self, n_sentences: int) -> tuple["RawPiece", "RawPiece"]:
-        """The first ``n_sentences`` sentences and the rest (views of the same bytes)."""
+        """The first ``n_sentences`` sentences with the bytes up to the next sentence's first token
+        line, and the rest (views of the same bytes)."""
         t = int(self.lengths[:n_sentences].sum())
-        a = RawPiece(self.data, self.beg[:t], self.end[:t], self.lengths[:n_sentences],
+        cut = int(self.beg[t]) if t < len(self.beg) else self.stop
+        a = RawPiece(self.data, self.start, cut, self.beg[:t], self.end[:t], self.lengths[:n_sentences],
                      self.sep[:n_sentences])
-        b = RawPiece(self.data, self.beg[t:], self.end[t:], self.lengths[n_sentences:],
-                     self.sep[n_sentences:])
+        b = RawPiece(self.data, cut, self.stop, self.beg[t:], self.end[t:], self.lengths[n_sentences:],
+                     self.sep[n_sentences:], self.tail)
         return a, b
 
     def tolist(self) -> list[list[str]]:
-        """The lines as str, one list per sentence."""
+        """The token lines as str, one list per sentence."""
         data = self.data
         lines = [str(data[b:e], "utf-8") for b, e in zip(self.beg.tolist(), self.end.tolist())]
         ends = np.cumsum(self.lengths).tolist()
         return [lines[a:b] for a, b in zip([0] + ends[:-1], ends)]
 
+    def closed(self, blank) -> bool:
+        """Whether a line after the last token line is blank (``blank(line)``), i.e. the piece's last
+        sentence is closed; true for a piece without token lines."""
+        if not len(self.end):
+            return True
+        gap = bytes(self.data[int(self.end[-1]):self.stop]).decode("utf-8", "surrogateescape")
+        lines = gap.split("\n")[1:]  # the lines after the last token line
+        if lines and lines[-1] == "":
+            lines.pop()  # after the final line end: no line
+        return any(blank(line) for line in lines)
+
 
 class RawLines:
-    """The raw token lines of a corpus, sentence by sentence, kept as bytes (no str per line): what
-    `write_tagged` appends the predicted tags to."""
+    """The raw lines of a corpus, sentence by sentence, kept as bytes (no str per line): what
+    `write_tagged` puts the predicted tags into."""
 
     def __init__(self, pieces: Sequence[RawPiece] = ()):
         self.pieces = list(pieces)
@@ -184,12 +213,17 @@ class RawLines:
     def __len__(self) -> int:
         return sum(len(p.lengths) for p in self.pieces)
 
+    def n_bytes(self) -> int:
+        """Bytes of input these lines cover (zero: nothing to write back)."""
+        return sum(p.stop - p.start + len(p.tail) for p in self.pieces)
+
     def tolist(self) -> list[list[str]]:
-        """The lines as the line-by-line reader returns them (one list of str per sentence)."""
+        """The token lines as the line-by-line reader returns them (one list of str per sentence)."""
         return [block for p in self.pieces for block in p.tolist()]
 
     def take(self, n: int) -> "RawLines":
-        """Split off the first ``n`` sentences (returned); ``self`` keeps the rest."""
+        """Split off the first ``n`` sentences (returned) with the bytes up to the next sentence;
+        ``self`` keeps the rest."""
         head = []
         while n > 0 and self.pieces:
             p = self.pieces[0]
@@ -202,9 +236,10 @@ class RawLines:
                 n = 0
         return RawLines(head)
 
-    def write(self, out: IO[str], tags: Sequence[str]) -> None:
-        """Write every line followed by its sentence's separator and its tag (``tags`` flat, in
-        order), a blank line after every sentence: `write_conll`'s output, built from bytes."""
+    def write(self, out: IO[str], tags: Sequence[str], field: int = -1) -> None:
+        """Write the lines back with the tags (``tags`` flat, in order) put into the token lines:
+        appended after the sentence's separator, or in place of tab-separated field ``field`` (see
+        `structperc.io.read_kernels.write_tagged`, whose Python twin is `_join_python`)."""
         n_lines = sum(len(p.beg) for p in self.pieces)
         if len(tags) != n_lines:  # checked before any kernel writes: sizes below come from both
             raise ValueError(f"{len(tags)} tags for {n_lines} lines")
@@ -222,30 +257,63 @@ class RawLines:
         for p in self.pieces:
             c = codes[t:t + len(p.beg)]
             t += len(p.beg)
-            sizes.append(int((p.end - p.beg).sum()) + 2 * len(c) + int(lab_len[c].sum()) + len(p.lengths))
+            _check_spans(p)
+            sizes.append(p.stop - p.start + len(c) + int(lab_len[c].sum()))
         buf = np.empty(max(sizes, default=0), dtype=np.uint8)  # one buffer: its pages fault in once
         t = 0
         for p in self.pieces:
             c = codes[t:t + len(p.beg)]
             t += len(p.beg)
             if writer is not None:
-                used = writer(np.frombuffer(p.data or b"\0", dtype=np.uint8), p.beg, p.end, p.lengths,
-                              p.sep, c, lab, lab_off, buf)
+                used = writer(np.frombuffer(p.data or b"\0", dtype=np.uint8), p.start, p.stop, p.beg, p.end,
+                              p.lengths, p.sep, field, c, lab, lab_off, buf)
                 _write_bytes(out, buf[:used])
             else:
-                _write_bytes(out, _join_python(p, [labels[i] for i in c.tolist()]))
+                _write_bytes(out, _join_python(p, [encoded[i] for i in c.tolist()], field))
+            if p.tail:
+                _write_bytes(out, p.tail)
 
 
-def _join_python(p: RawPiece, tags: list[str]) -> bytes:
+def _check_spans(p: RawPiece) -> None:
+    """What `write_tagged` relies on: spans in order inside ``[start, stop)`` of the data, one
+    separator per sentence, as many spans as the sentences hold (the kernel does not check)."""
+    n = len(p.beg)
+    ok = (0 <= p.start <= p.stop <= len(p.data) and len(p.end) == n and len(p.sep) == len(p.lengths)
+          and int(p.lengths.sum()) == n and (n == 0 or int(p.lengths.min()) >= 0))
+    if ok and n:
+        ok = bool(p.beg[0] >= p.start and p.end[-1] <= p.stop and (p.beg <= p.end).all()
+                  and (p.end[:-1] <= p.beg[1:]).all())
+    if not ok:
+        raise ValueError("raw line spans out of order or outside their piece")
+
+
+def _gap_python(data, a: int, b: int) -> bytes:
+    """`read_kernels._copy_gap`: ``data[a:b]`` with CRLF as LF (and a CR that ends ``data`` dropped)."""
+    gap = bytes(data[a:b]).replace(b"\r\n", b"\n")
+    if b == len(data) and gap.endswith(b"\r"):
+        gap = gap[:-1]
+    return gap
+
+
+def _join_python(p: RawPiece, tags: list[bytes], field: int = -1) -> bytes:
+    """`read_kernels.write_tagged` in Python (without the compiled build)."""
     parts = []
-    t = 0
     data = p.data
+    pos, t = p.start, 0
     for n, sep in zip(p.lengths.tolist(), p.sep.tolist()):
-        s = bytes([sep])
+        s = bytes([sep if field < 0 else 9])
         for b, e, tag in zip(p.beg[t:t + n].tolist(), p.end[t:t + n].tolist(), tags[t:t + n]):
-            parts.append(bytes(data[b:e]) + s + tag.encode("utf-8", "surrogatepass") + b"\n")
-        parts.append(b"\n")
+            parts.append(_gap_python(data, pos, b))
+            line = bytes(data[b:e])
+            fields = line.split(b"\t")
+            if 0 <= field < len(fields):
+                fields[field] = tag
+                parts.append(b"\t".join(fields))
+            else:
+                parts.append(line + s + tag)
+            pos = e
         t += n
+    parts.append(_gap_python(data, pos, p.stop))
     return b"".join(parts)
 
 
@@ -334,6 +402,6 @@ def scan_piece(fmt: str, first: int, data: bytes | memoryview, want: Sequence[in
         sep = np.full(nsent, 9, dtype=np.uint8) if fmt == "conllu" else sent_tab[:nsent].copy()
         sep[sep == 1] = 9
         sep[sep == 0] = 32
-        raw = RawPiece(data, beg[:ntok], end[:ntok], lengths, sep)
+        raw = RawPiece(data, begin, len(arr), beg[:ntok], end[:ntok], lengths, sep)
     return Scanned([codes[k, :ntok] for k in range(nw)], lengths, first + sent_line[:nsent], raw,
                    int(scan[7]), int(scan[1]))

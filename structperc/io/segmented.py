@@ -23,12 +23,16 @@ def read_segmented(path) -> Iterator[tuple[int, list[str]]]:
 def read_segmented_corpus(path) -> tuple[list[list[str]], list[int]]:
     """All non-empty lines of a segmented file as word lists, with their line numbers."""
     sents, lines = [], []
+    n_lines = 0
     for number, words in read_segmented(path):
+        n_lines = number
         if words:
             sents.append(words)
             lines.append(number)
     if not sents:
-        raise InputError("no sentences (the file is empty)", str(path))
+        if not n_lines:
+            raise InputError("no sentences (the file is empty)", str(path))
+        raise InputError(f"no sentences: {n_lines} line{'s' if n_lines != 1 else ''}, all blank", str(path))
     return sents, lines
 
 

@@ -12,6 +12,10 @@ from typing import IO, Iterable, Iterator
 
 from structperc.errors import InputError
 
+#: ASCII whitespace as ``bytes.split()`` sees it: what separates CoNLL columns (``str.split()`` also
+#: splits at \x1c-\x1f and at non-ASCII spaces such as U+00A0 and U+3000, which a token may hold).
+ASCII_WS = " \t\n\r\x0b\x0c"
+
 
 def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` with line ends (LF or CRLF) removed.
@@ -23,7 +27,7 @@ def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
         yield from enumerate(lines, first)
 
 
-def _open_binary(path) -> tuple[str, IO[bytes], bool]:
+def open_binary(path) -> tuple[str, IO[bytes], bool]:
     """(name for messages, binary stream, whether we opened it and must close it)."""
     if hasattr(path, "read"):
         name = getattr(path, "name", "<stream>")
@@ -51,7 +55,7 @@ def read_pieces(path: str | os.PathLike | IO) -> Iterator[tuple[int, list[str]]]
     Bytes are read and decoded a few MiB at a time: decoding and splitting whole pieces in C is
     several times faster than a Python loop over lines, and memory stays bounded.
     """
-    name, stream, owned = _open_binary(path)
+    name, stream, owned = open_binary(path)
     number = 0
     rest = b""
     try:
@@ -79,11 +83,12 @@ def read_sentence_pieces(path: str | os.PathLike | IO, counted: list[int] | None
         -> Iterator[tuple[int, bytes]]:
     """Yield ``(number_of_first_line, bytes)`` pieces of a few MiB that each end at a blank line.
 
-    Cut between sentences, every piece can be parsed on its own (`ColumnParser.parse_piece`).
+    Cut between sentences, every piece can be parsed on its own (`ColumnParser.parse_piece`). The
+    last piece ends where the file ends, with or without a line end (as `mapped_pieces`).
     A consumer that counted a piece's lines anyway (the compiled scanner does) may append that
     number to ``counted`` before asking for the next piece, which saves counting them again.
     """
-    name, stream, owned = _open_binary(path)
+    name, stream, owned = open_binary(path)
     number = 0
     try:
         piece = _read_bytes(stream, name)
@@ -91,7 +96,7 @@ def read_sentence_pieces(path: str | os.PathLike | IO, counted: list[int] | None
         while piece:
             ahead = _read_bytes(stream, name)
             if not ahead:  # the last piece, whole: no copy of it to cut a few bytes off
-                yield number + 1, piece if piece.endswith(b"\n") else piece + b"\n"
+                yield number + 1, piece
                 break
             last = piece.rfind(b"\n\n", searched)
             cut = max(last, piece.rfind(b"\n\r\n", max(last, searched))) + 1
@@ -152,6 +157,15 @@ def mapped_pieces(path, counted: list[int]) -> Iterator[tuple[int, bytes | memor
         start = end
 
 
+def count_lines(first: int, data: bytes | memoryview) -> int:
+    """Lines of a piece (whose first line is line ``first`` of its file) as the compiled scanners
+    count them: a last line without a line end counts, a BOM at the start of the file does not."""
+    data = bytes(data)
+    if first == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
 def piece_bytes(data: bytes | memoryview) -> bytes:
     """A piece as the line-by-line parsers take it: bytes ending with a newline."""
     data = bytes(data)
@@ -176,26 +190,28 @@ def decode_lines(piece: bytes, name: str, lines_before: int) -> list[str]:
 
 
 
-def line_blocks(numbered: Iterable[tuple[int, str]], skip_comments: bool) -> Iterator[tuple[int, list[str]]]:
+def line_blocks(numbered: Iterable[tuple[int, str]], skip_comments: bool, ascii_blank: bool = False) \
+        -> Iterator[tuple[list[int], list[str]]]:
+    """Blank-line separated blocks of ``(line_number, line)``: ``(numbers, lines)`` of each block's
+    token lines (``-DOCSTART-`` lines, and ``#`` comments with ``skip_comments``, are left out).
+
+    A line is blank when it holds only whitespace: ASCII whitespace with ``ascii_blank`` (CoNLL
+    columns, whose separators are ASCII), any whitespace to ``str.isspace`` otherwise (CoNLL-U)."""
     block: list[str] = []
-    first = 0
+    numbers: list[int] = []
     for number, line in numbered:
-        if not line or line.isspace():
+        if not line or (line.strip(ASCII_WS) == "" if ascii_blank else line.isspace()):
             if block:
-                yield first, block
-                block = []
+                yield numbers, block
+                block, numbers = [], []
             continue
         if line.startswith("-DOCSTART-") or (skip_comments and line[0] == "#"):
             continue
-        if not block:
-            first = number
+        numbers.append(number)
         block.append(line)
     if block:
-        yield first, block
+        yield numbers, block
 
-
-#: ASCII whitespace as ``bytes.split()`` sees it; ``str.split()`` also splits at these others, so a
-#: piece holding any of them takes the line-by-line path (same fields as before, just slower).
 
 def source_name(path) -> str:
     if hasattr(path, "read"):

@@ -22,8 +22,7 @@ from structperc.compiled import loader as kernels
 from structperc.cli import main
 from structperc.io import scan
 from structperc.io.corpus import ColumnMap, Corpus, compact, expand
-from structperc.io.conll import (iter_tagging_chunks, read_conll, read_conllu, write_conll,
-                                     write_tagged)
+from structperc.io.conll import (iter_tagging_chunks, read_conll, read_conllu, write_tagged)
 from structperc.errors import InputError
 
 from conftest import TOY, conll_text
@@ -74,45 +73,60 @@ def pos_model(tmp_path_factory):
     return model
 
 
-def _tag(model, path, input=None) -> bytes:
-    args = ["tag", "--model", str(model)] + ([str(path)] if path else [])
+def _tag(model, path, input=None, *options) -> bytes:
+    args = ["tag", "--model", str(model), *options] + ([str(path)] if path else [])
     r = CliRunner().invoke(main, args, input=input)
     assert r.exit_code == 0, r.output
     return r.stdout_bytes
 
 
-def _old_cli_output(model, path: str) -> str:
-    """What `structperc tag` wrote before the compiled reader: every field a str, `write_conll`."""
+def _library_tags(model, path: str) -> list[str]:
+    """What the library predicts for the words of a CoNLL-U file, in order."""
     from structperc.tagger import Tagger
 
     tagger = Tagger.load(model)
-    corpus, lines = read_conllu(path, keep_lines=True)
-    flat = tagger.predict_corpus(corpus)
-    ptr = corpus.sent_ptr.tolist()
-    out = io.StringIO()
-    write_conll(out, lines, (flat[ptr[i]:ptr[i + 1]] for i in range(len(lines))))
-    return out.getvalue()
+    return tagger.predict_corpus(read_conllu(path))
 
 
 def test_cli_tag_conllu_same_with_and_without_compiled_reader(pos_model, tmp_path):
+    """CoNLL-U in, CoNLL-U out: every line back (comments, multi-word tokens, empty nodes, the
+    -DOCSTART- line; CRLF as LF, no BOM), the prediction in the UPOS column of each word line, the
+    same bytes with and without the compiled reader and writer; ``--output-format conll`` appends it
+    as an 11th column instead."""
     path = tmp_path / "test.conllu"
     path.write_text(CONLLU, encoding="utf-8")
-    compiled = _tag(pos_model, path)
-    with pytest.MonkeyPatch.context() as mp:
-        _no_compiled_reader(mp)
-        assert not scan.available()
-        python = _tag(pos_model, path)
-    assert compiled == python
-    assert compiled.decode("utf-8") == _old_cli_output(pos_model, str(path))
-    lines = compiled.decode("utf-8").split("\n")
-    assert lines[0].startswith("1\tVamos\tir\tVERB\t") and lines[0].count("\t") == 10
-    assert compiled.count(b"\n\n") == 3 and b"\r" not in compiled and not compiled.startswith(b"\xef")
+    outputs = {}
+    for compiled in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            if not compiled:
+                _no_compiled_reader(mp)
+                assert not scan.available()
+            outputs[compiled] = (_tag(pos_model, path), _tag(pos_model, path, None, "--output-format", "conll"))
+    assert outputs[True] == outputs[False]
+    conllu_out, conll_out = (o.decode("utf-8") for o in outputs[True])
+    tags = iter(_library_tags(pos_model, str(path)))
+    expected, appended = [], []
+    for line in CONLLU.lstrip("\ufeff").replace("\r\n", "\n").split("\n")[:-1]:
+        fields = line.split("\t")
+        if len(fields) == 10 and fields[0].isdigit():
+            tag = next(tags)
+            expected.append("\t".join(fields[:3] + [tag] + fields[4:]))
+            appended.append(line + "\t" + tag)
+        else:
+            expected.append(line)
+            appended.append(line)
+    assert next(tags, None) is None
+    assert conllu_out == "\n".join(expected) + "\n"
+    assert conll_out == "\n".join(appended) + "\n"
+    assert b"\r" not in outputs[True][0] and not outputs[True][0].startswith(b"\xef")
 
 
 def test_cli_tag_gzip_and_stdin(pos_model, tmp_path, write_file):
     plain = _tag(pos_model, write_file("a.conllu", CONLLU))
     assert _tag(pos_model, write_file("b.conllu.gz", CONLLU, gz=True)) == plain
-    # standard input is read as CoNLL columns (no file name to tell CoNLL-U by): a chunker instead
+    # standard input has no name to tell CoNLL-U by: its first lines do
+    assert _tag(pos_model, None, input=CONLLU) == plain
+    # a chunker on CoNLL columns
     text = conll_text(TOY)
     chunker = tmp_path / "chunker"
     toy = write_file("toy.txt", text)
@@ -265,7 +279,10 @@ def test_empty_and_missing_inputs_same_errors(write_file, tmp_path):
                     read_conllu(write_file("e.conllu", text))
             with pytest.raises(InputError, match="no sentences"):
                 read_conll(write_file("e.txt", "-DOCSTART- O\n\n \n"), ["word", "tag"])
-            assert list(iter_tagging_chunks(write_file("e.txt", "\n"), ["word"])) == []
+            assert list(iter_tagging_chunks(write_file("e.txt", ""), ["word"])) == []
+            # no sentence, but a line to write back
+            (corpus, raw), = iter_tagging_chunks(write_file("e.txt", "\n"), ["word"])
+            assert len(corpus) == 0 and raw.n_bytes() == 1
             with pytest.raises(InputError, match=str(tmp_path / "none.conllu")):
                 read_conllu(str(tmp_path / "none.conllu"))
 

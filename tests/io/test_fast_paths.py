@@ -294,7 +294,7 @@ def test_column_fast_path_is_taken_on_regular_input():
     assert parsed is not None
     assert parsed.values == [["Zürich", "北京", "x"], ["NNP", "NR", "y"], ["B-NP", "B-NP", "z"]]
     assert parsed.lengths == [2, 1] and parsed.starts == [3, 6]
-    assert parsed.raw == [["Zürich\tNNP\tB-NP", "北京 NR  B-NP"], ["x y z"]]
+    assert parsed.rows.tolist() == [3, 4, 6]
 
 
 @compiled_reader
@@ -375,7 +375,7 @@ def test_interner_rollback_restores_the_table():
     before = interner.add_strings(0, ["a", "b", "a"])
     table, state = interner.table.copy(), interner.state.copy()
     snap = interner.snapshot()
-    data = "".join(f"x{i} y\n" for i in range(5000)).encode() + b"bad\x1c line\n"
+    data = "".join(f"x{i} y\n" for i in range(5000)).encode() + b"a bad line\n"
     assert scan.scan_piece("columns", 1, data, [0], interner, False, -1) is None
     assert len(interner.table) > len(table)  # it grew before giving up
     assert interner.state.tolist() == state.tolist() == snap.tolist()
@@ -384,23 +384,25 @@ def test_interner_rollback_restores_the_table():
     assert before.tolist() == [0, 1, 0] and interner.distinct == [["a", "b", "c"]]
 
 
-#: Inputs of the \x1c-\x1f bug and what the line-by-line reader makes of them.
+#: Inputs of the \x1c-\x1f bug and what the line-by-line reader makes of them. CoNLL columns are
+#: separated by ASCII whitespace as ``bytes.split`` sees it (issue #15, item 4): \x1c-\x1f, which
+#: ``str.split`` and ``str.isspace`` take for whitespace, are characters of a token.
 _SEPARATOR_CASES = [
-    # '\x1cb' splits: 'a\x1cb X' has 3 fields; fast path: words ['a', 'X'], tags ['b']
-    (b"a\x1cb X\n\n", ["word", "tag"], ("raised", "InputError",
-                                       "<stream>:1: expected 2 columns (word tag), found 3")),
-    # a line of only '\x1f' is blank: 2 sentences; fast path: 1 sentence, sent_ptr [0, 3] over only
-    # 2 words (an inconsistent Corpus)
-    (b"a\n\x1f\nb\n", ["word"], ("<stream>", {"word": ["a", "b"]}, [0, 1, 2], [1, 3])),
-    # '\x1c 0' is one field; fast path: 'expected 1 columns (word), found 2'
-    (b"\n\x1c 0\n\n", ["word"], ("<stream>", {"word": ["0"]}, [0, 1], [2])),
+    # 'a\x1cb X' has 2 fields (it once had 3: 'found 3')
+    (b"a\x1cb X\n\n", ["word", "tag"], ("<stream>", {"word": ["a\x1cb"], "tag": ["X"]}, [0, 1], [1])),
+    # a line of only '\x1f' is a token, not a blank line: one sentence of three
+    (b"a\n\x1f\nb\n", ["word"], ("<stream>", {"word": ["a", "\x1f", "b"]}, [0, 3], [1])),
+    # '\x1c 0' is two fields
+    (b"\n\x1c 0\n\n", ["word"], ("raised", "InputError", "<stream>:2: expected 1 columns (word), found 2")),
+    # a no-break space or U+3000 inside a token does not split it
+    ("New\xa0York NNP\n北京\u3000欢迎 VV\n".encode(), ["word", "pos"],
+     ("<stream>", {"word": ["New\xa0York", "北京\u3000欢迎"], "pos": ["NNP", "VV"]}, [0, 2], [1])),
 ]
 
 
 @pytest.mark.parametrize("data, columns, expected", _SEPARATOR_CASES)
 def test_ascii_separator_characters_reference(data, columns, expected):
-    """What the line-by-line reader (the reference) does with \x1c-\x1f, which ``str.split`` and
-    ``str.isspace`` treat as whitespace."""
+    """What the line-by-line reader (the reference) does with \x1c-\x1f and non-ASCII spaces."""
     with pytest.MonkeyPatch.context() as mp:
         _no_column_fast_path(mp)
         assert _read_conll(data, columns, (), False) == expected
@@ -409,7 +411,7 @@ def test_ascii_separator_characters_reference(data, columns, expected):
 @pytest.mark.parametrize("mode", MODES[:2])
 @pytest.mark.parametrize("data, columns, expected", _SEPARATOR_CASES)
 def test_ascii_separator_characters_regression(data, columns, expected, mode):
-    """The fast paths on the same inputs (its property above leaves these characters out)."""
+    """The fast paths on the same inputs."""
     with pytest.MonkeyPatch.context() as mp:
         _reader_mode(mp, mode)
         assert _read_conll(data, columns, (), False) == expected
@@ -457,15 +459,19 @@ def _read_conllu(data, keep_lines, codes=False):
     return (view, out[1]) if keep_lines else view
 
 
-def _conllu_tagging_output(data, only):
-    """What `structperc tag` writes for a CoNLL-U file (tags made from the FORM column)."""
+def _conllu_tagging_output(data, only, field=-1, sentences=20_000):
+    """What `structperc tag` writes for a CoNLL-U file (tags made from the FORM column), the tags
+    appended or (``field``) in place of a column."""
     out = io.StringIO()
+    views = []
     try:
-        (corpus, raw), = conll.iter_tagging_chunks(_Source.open(data, ".conllu"), [], only=only)
-        conll.write_tagged(out, raw, [w[::-1] + "é" for w in corpus.columns["word"]])
+        for corpus, raw in conll.iter_tagging_chunks(_Source.open(data, ".conllu"), [], only=only,
+                                                     sentences=sentences):
+            views.append(_view(corpus))
+            conll.write_tagged(out, raw, [w[::-1] + "é" for w in corpus.columns["word"]], field)
     except Exception as exc:  # noqa: BLE001
         return _error(exc)
-    return out.getvalue(), _view(corpus)
+    return out.getvalue(), views
 
 
 class _Named(io.BytesIO):
@@ -495,13 +501,14 @@ def test_conllu_fast_path_equals_line_by_line(data, piece, keep_lines):
 
 
 @settings(max_examples=200, **FAST)
-@given(data=conllu_files(), piece=_piece_sizes(), only=st.sampled_from([None, {"word"}, {"upos", "word"}]))
-def test_conllu_tagging_output_does_not_depend_on_the_reader(data, piece, only):
-    """`structperc tag`'s output for CoNLL-U (lines kept as bytes, only the columns the model reads)
-    equals the line-by-line reader's with `write_conll`."""
+@given(data=conllu_files(), piece=_piece_sizes(), only=st.sampled_from([None, {"word"}, {"upos", "word"}]),
+       field=st.sampled_from([-1, 3, 4, 9]), sentences=st.integers(1, 3))
+def test_conllu_tagging_output_does_not_depend_on_the_reader(data, piece, only, field, sentences):
+    """`structperc tag`'s output for CoNLL-U (lines kept as bytes, only the columns the model reads,
+    the tag appended or written into a column) is the same whichever reader read the file."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(text, "_PIECE", piece)
-        got = _all_modes(mp, _conllu_tagging_output, data, only)
+        got = _all_modes(mp, _conllu_tagging_output, data, only, field, sentences)
     assert got[0] == got[2]
     assert got[1] == got[2]
     assert got[3] == got[2]
@@ -512,7 +519,8 @@ _ROW = "\t".join(["{}", "{}"] + ["_"] * 8)
 _NO_WORD_CASES = [
     # only a multi-word token: no sentences; fast path: IndexError
     ([_ROW.format("3-4", "zum"), ""], DEFAULT_PIECE,
-     ("raised", "InputError", "<stream>: no sentences (the file is empty)")),
+     ("raised", "InputError", "<stream>: no sentences: 2 lines, all blank, # comments, -DOCSTART-, "
+                              "multi-word tokens or empty nodes")),
     # a sentence of one empty node between two real ones, in a piece of its own (_PIECE = 8): words
     # ['A', 'B'] in two sentences at lines 1 and 5; fast path: IndexError
     ([_ROW.format("1", "A"), "", _ROW.format("2.1", "x"), "", _ROW.format("1", "B")], 8,
@@ -551,7 +559,7 @@ def test_conllu_fast_path_is_taken_on_regular_input():
     assert parsed is not None
     assert parsed.values[1] == ["zu", "dem", "北京"]
     assert parsed.lengths == [2, 1] and parsed.starts == [2, 8]
-    assert parsed.raw == [[row("1", "zu"), row("2", "dem")], [row("1", "北京")]]
+    assert parsed.rows.tolist() == [3, 4, 8]
     got = []
     for mode in MODES:
         with pytest.MonkeyPatch.context() as mp:

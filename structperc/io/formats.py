@@ -1,0 +1,313 @@
+"""The formats `structperc tag` reads and writes.
+
+Input (``--input-format``):
+
+``conll``
+    Whitespace-separated columns, the model's columns left to right (the gold tag column, when
+    last, may be absent); columns are separated by ASCII whitespace only.
+``conllu``
+    CoNLL-U: ten tab-separated columns, ``#`` comments, multi-word tokens and empty nodes.
+``tokens``
+    One token per line (the line without the whitespace around it), a blank line between sentences.
+``text``
+    One sentence per line, tokens separated by ASCII whitespace.
+``auto``
+    CoNLL-U for a ``.conllu`` name or first lines that are CoNLL-U; else CoNLL columns when the first
+    token line has as many columns as the model reads, one token per line when it has one; else
+    CoNLL columns (whose reader then says which line does not fit).
+
+Output (``--output-format``; by default CoNLL-U for CoNLL-U input, else ``conll``):
+
+``conll``
+    Every input line comes back, in order, and every token line gets the predicted tag as a new last
+    column (text input: one ``token tag`` line per token, a blank line after every input line).
+``conllu``
+    CoNLL-U input comes back with the prediction in the column the model predicts (UPOS or XPOS);
+    other input becomes CoNLL-U with the tokens as FORM and the prediction in that column.
+``tokens``
+    ``token<TAB>tag`` lines, a blank line after every sentence.
+``jsonl``
+    One JSON object a sentence, ``{"tokens": [...], "tags": [...]}`` (text input: one an input line,
+    empty ones included).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from typing import IO, Any, Collection, Iterator, Sequence
+
+import numpy as np
+
+from structperc.errors import InputError
+from structperc.io.conll import is_conllu, iter_tagging_chunks
+from structperc.io.corpus import Corpus
+from structperc.io.parse import CONLLU_COLUMNS, split_fields
+from structperc.io.scan import RawLines
+from structperc.io.text import ASCII_WS, open_binary, read_pieces, source_name
+
+INPUT_FORMATS = ("auto", "conll", "conllu", "tokens", "text")
+OUTPUT_FORMATS = ("conll", "conllu", "tokens", "jsonl")
+
+_DESCRIBED = {"conll": "CoNLL column", "conllu": "CoNLL-U", "tokens": "one-token-per-line",
+              "text": "one-sentence-per-line text"}
+_CONLLU_ID = re.compile(r"[0-9]+(?:[-.][0-9]+)?")
+#: How much of an input `auto` looks at, at most.
+_SNIFF_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a model reads and predicts: its CoNLL columns (``_`` skips one), the optional trailing
+    ones (the gold tags), the token column, the column it predicts, the columns to read from CoNLL
+    or CoNLL-U input (None: all of them) and the columns it cannot tag without."""
+
+    columns: tuple[str, ...]
+    optional: tuple[str, ...]
+    token: str
+    tag: str
+    reads: frozenset[str] | None
+    needs: frozenset[str]
+
+    @classmethod
+    def of(cls, columns: Sequence[str], tag: str, token: str, reads: Collection[str] | None) -> "Layout":
+        """The layout of a model with these CoNLL ``columns`` predicting ``tag`` from ``token``,
+        reading ``reads`` from its input (None: every column; what it reads it needs)."""
+        optional = (tag,) if list(columns)[-1] == tag else ()
+        needs = frozenset(reads or ()) | {token}
+        return cls(tuple(columns), optional, token, tag, None if reads is None else frozenset(reads), needs)
+
+    def available(self, fmt: str) -> list[str]:
+        """The columns input of format ``fmt`` holds."""
+        if fmt == "conll":
+            return [c for c in self.columns if c != "_"]
+        if fmt == "conllu":
+            return list(CONLLU_COLUMNS)
+        return [self.token]
+
+
+@dataclass
+class TagChunk:
+    """Some sentences of one input: the corpus to tag, and how to write them back — the raw lines
+    (CoNLL, CoNLL-U, tokens) or the number of tokens of every input line, empty ones included
+    (text)."""
+
+    corpus: Corpus
+    fmt: str
+    raw: RawLines | None = None
+    line_tokens: list[int] | None = None
+
+
+# ------------------------------------------------------------------------------------ choosing
+def resolve(source: Any, fmt: str, layout: Layout) -> tuple[str, Any]:
+    """The input format of ``source`` (``fmt``, or what `auto` finds) and the source to read: for
+    `auto` on a stream (standard input), one that gives back what was looked at."""
+    if fmt not in INPUT_FORMATS:
+        raise InputError(f"unknown input format {fmt!r} (known: {', '.join(INPUT_FORMATS)})")
+    if fmt != "auto":
+        return fmt, source
+    if is_conllu(getattr(source, "name", source)):
+        return "conllu", source
+    if hasattr(source, "read") or str(source) == "-" or not os.path.isfile(source):
+        # a stream, or a path that cannot be read twice (a named pipe, /dev/stdin): read it once
+        peeked = _Peeked(source)
+        return _decide(peeked.head, layout), peeked
+    name, stream, owned = open_binary(source)
+    try:
+        head = _read_head(stream, name)
+    finally:
+        if owned:
+            stream.close()
+    return _decide(head, layout), source
+
+
+def _read_head(stream, name: str) -> bytes:
+    """The first bytes of a stream, enough to decide its format: up to `_SNIFF_BYTES`, or fewer once
+    they hold a whole token line (a line that is not blank, a comment or ``-DOCSTART-``)."""
+    head = b""
+    read = getattr(stream, "read1", stream.read)
+    try:
+        while len(head) < _SNIFF_BYTES:
+            got = read(_SNIFF_BYTES - len(head))
+            if isinstance(got, str):
+                got = got.encode("utf-8")
+            if not got:
+                break
+            head += got
+            if _decide_lines(head, None) is not None:
+                break
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise InputError(f"cannot read: {exc}", name) from None
+    return head
+
+
+class _Peeked(io.RawIOBase):
+    """A stream (standard input) whose first bytes were read to tell its format, read again from the
+    start: those bytes, then the rest of the stream."""
+
+    def __init__(self, source: Any):
+        super().__init__()
+        self.name = source_name(source)
+        _, self.stream, self.owned = open_binary(source)
+        self.head = _read_head(self.stream, self.name)
+        self.pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if getattr(self, "owned", False) and not self.closed:
+            self.stream.close()
+        super().close()
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        if self.pos < len(self.head):
+            end = len(self.head) if size is None or size < 0 else min(len(self.head), self.pos + size)
+            got = self.head[self.pos:end]
+            self.pos = end
+            return got
+        got = self.stream.read(size if size is not None and size >= 0 else -1)
+        return got.encode("utf-8") if isinstance(got, str) else got
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        got = self.read(len(b))
+        b[:len(got)] = got
+        return len(got)
+
+
+def _decide(head: bytes, layout: Layout) -> str:
+    found = _decide_lines(head, layout)
+    if found is None:  # the end of the input, or a first line longer than what was read
+        found = _decide_lines(head + b"\n", layout)
+    return found if found is not None else "conll"
+
+
+def _decide_lines(head: bytes, layout: Layout | None) -> str | None:
+    """The format the first token line of ``head`` says (None: no complete token line yet; with
+    ``layout`` None only whether there is one, as "found")."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    lines = head.decode("utf-8", "replace").split("\n")
+    lines.pop()  # incomplete (or empty after the last line end)
+    for line in lines:
+        line = line.rstrip("\r")
+        if not line.strip(ASCII_WS) or line.startswith(("-DOCSTART-", "#")):
+            continue  # a '#' line may be a comment of CoNLL-U or a token: the next line decides
+        if layout is None:
+            return "found"
+        fields = line.split("\t")
+        if len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]):
+            return "conllu"
+        width = len(split_fields(line))
+        if len(layout.columns) - len(layout.optional) <= width <= len(layout.columns):
+            return "conll"
+        return "tokens" if width == 1 else "conll"
+    return None
+
+
+def default_output(fmt: str) -> str:
+    """The output format for input format ``fmt``: CoNLL-U for CoNLL-U, else CoNLL columns."""
+    return "conllu" if fmt == "conllu" else "conll"
+
+
+def check(fmt: str, out_fmt: str, layout: Layout, name: str) -> None:
+    """Refuse, before reading, what cannot work: a model that reads columns input of ``fmt`` lacks
+    (naming them), CoNLL-U out of a model that predicts no CoNLL-U column."""
+    if out_fmt not in OUTPUT_FORMATS:
+        raise InputError(f"unknown output format {out_fmt!r} (known: {', '.join(OUTPUT_FORMATS)})")
+    if out_fmt == "conllu" and layout.tag not in CONLLU_COLUMNS:
+        raise InputError(f"--output-format conllu: the model predicts {layout.tag!r}, which is not a "
+                         f"CoNLL-U column ({', '.join(CONLLU_COLUMNS)})", name)
+    have = layout.available(fmt)
+    missing = sorted(layout.needs - set(have))
+    if missing:
+        several = len(missing) > 1
+        raise InputError(f"the model reads column{'s' if several else ''} {', '.join(missing)}, which "
+                         f"{_DESCRIBED[fmt]} input lacks (it holds {', '.join(have)}): give "
+                         f"{'them' if several else 'it'} as CoNLL columns "
+                         f"({' '.join(layout.columns)})", name)
+
+
+# ------------------------------------------------------------------------------------ reading
+def tagging_chunks(source: Any, fmt: str, layout: Layout, sentences: int = 20_000) -> Iterator[TagChunk]:
+    """``source`` in chunks of ``sentences`` sentences, read as ``fmt`` (not `auto`: see `resolve`)."""
+    if fmt == "text":
+        yield from _text_chunks(source, layout.token, sentences)
+        return
+    if fmt == "tokens":
+        columns, only = [layout.token], None
+    else:
+        columns, only = list(layout.columns), layout.reads
+    for corpus, raw in iter_tagging_chunks(source, columns, optional=layout.optional, only=only,
+                                           sentences=sentences, fmt=fmt):
+        yield TagChunk(corpus, fmt, raw=raw)
+
+
+def _text_chunks(source: Any, token: str, sentences: int) -> Iterator[TagChunk]:
+    name = source_name(source)
+    sents: list[list[str]] = []
+    numbers: list[int] = []
+    per_line: list[int] = []
+    for first, lines in read_pieces(source):
+        for number, line in enumerate(lines, first):
+            words = split_fields(line)
+            per_line.append(len(words))
+            if words:
+                sents.append(words)
+                numbers.append(number)
+                if len(sents) == sentences:
+                    yield _text_chunk(sents, numbers, per_line, token, name)
+                    sents, numbers, per_line = [], [], []
+    if per_line:
+        yield _text_chunk(sents, numbers, per_line, token, name)
+
+
+def _text_chunk(sents, numbers, per_line, token, name) -> TagChunk:
+    corpus = Corpus.from_sentences(sents, token_column=token, source=name)
+    corpus.sent_lines = np.asarray(numbers, dtype=np.int64)
+    return TagChunk(corpus, "text", line_tokens=per_line)
+
+
+# ------------------------------------------------------------------------------------ writing
+def write_chunk(out: IO[str], chunk: TagChunk, tags: Sequence[str], out_fmt: str, layout: Layout) -> None:
+    """Write ``chunk`` with its predicted ``tags`` (flat, corpus order) as ``out_fmt``."""
+    if chunk.raw is not None and (out_fmt == "conll" or (out_fmt == "conllu" and chunk.fmt == "conllu")):
+        field = CONLLU_COLUMNS.index(layout.tag) if out_fmt == "conllu" else -1
+        chunk.raw.write(out, tags, field)
+        return
+    corpus = chunk.corpus
+    tokens = corpus.columns[layout.token] if len(corpus) else []
+    ptr = corpus.sent_ptr.tolist()
+    sents = [(tokens[a:b], tags[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+    if chunk.line_tokens is not None:  # text: one entry per input line, empty lines included
+        it = iter(sents)
+        sents = [next(it) if n else ([], []) for n in chunk.line_tokens]
+    if out_fmt == "jsonl":
+        out.write("".join(json.dumps({"tokens": list(w), "tags": list(t)}, ensure_ascii=False) + "\n"
+                          for w, t in sents))
+    elif out_fmt == "conllu":
+        field = CONLLU_COLUMNS.index(layout.tag)
+        out.write("".join(_conllu_sentence(w, t, field) for w, t in sents if w))
+    else:
+        sep = " " if out_fmt == "conll" else "\t"
+        keep_empty = out_fmt == "conll"  # text as CoNLL: a blank line for every input line
+        out.write("".join("".join(f"{w}{sep}{t}\n" for w, t in zip(ws, ts)) + "\n"
+                          for ws, ts in sents if ws or keep_empty))
+
+
+def _conllu_sentence(words: Sequence[str], tags: Sequence[str], field: int) -> str:
+    lines = []
+    for i, (w, t) in enumerate(zip(words, tags), 1):
+        row = [str(i), _conllu_value(w)] + ["_"] * 8
+        row[field] = _conllu_value(t)
+        lines.append("\t".join(row) + "\n")
+    return "".join(lines) + "\n"
+
+
+def _conllu_value(value: str) -> str:
+    """A CoNLL-U field: no tab or line end, not empty."""
+    value = value.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    return value if value else "_"
