@@ -49,7 +49,7 @@ def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
                        token_columns=set(tagger.features_.columns),
                        dataset_columns=tagger.dataset_columns_)
     if isinstance(tagger.dictionary_, Gazetteer):
-        learner = GazetteerLearner(corpus, task.inputs[0], task.tag_column, task.scheme)
+        learner = GazetteerLearner(corpus, task.token_column, task.tag_column, task.scheme)
         corpus, _ = jackknifed(corpus, learner, tagger.folds, tagger.seed)
     index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count)
     same = labels.labels == tagger.labels_ and len(index.keys) == len(tagger.features_.keys) and all(

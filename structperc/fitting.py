@@ -94,7 +94,7 @@ def gazetteer_learner(corpus: Corpus, task: Task, template_lines: list[str],
     training continues, when the model has one)."""
     if isinstance(base, Gazetteer) or (base is None and task.gazetteer
                                        and any(f"{GAZ_COLUMN}[" in line for line in template_lines)):
-        return GazetteerLearner(corpus, task.inputs[0], task.tag_column, task.scheme, base)
+        return GazetteerLearner(corpus, task.token_column, task.tag_column, task.scheme, base)
     return None
 
 

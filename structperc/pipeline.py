@@ -102,15 +102,17 @@ def template_columns(template_lines: list[str]) -> set[str]:
     return {p.atom.column for t in parse_templates(lines) for p in t.parts}
 
 
-def columns_to_read(task: Task, template_lines: list[str], *, gold: bool) -> set[str] | None:
-    """The columns of an input file a model needs (a file may have many more: CoNLL-U has ten):
-    those its templates read, the tokens, and the gold tags when scoring. None when the templates do
-    not parse (reading every column lets the usual error surface where it always did)."""
+def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
+                    dictionary: ColumnDictionary | None = None) -> set[str] | None:
+    """The columns of an input a model needs (a file may have many more: CoNLL-U has ten): those its
+    templates read, less those a learnt ``dictionary`` writes, plus the tokens, and the gold tags
+    when scoring. None when the templates do not parse (reading every column lets the usual error
+    surface where it always did)."""
     try:
-        reads = template_columns(template_lines)
+        reads = template_columns(template_lines) - set(dictionary.columns if dictionary else ())
     except (InputError, ValueError):
         return None
-    return reads | {task.inputs[0]} | ({task.tag_column} if gold else set())
+    return reads | {task.token_column} | ({task.tag_column} if gold else set())
 
 
 def training_instances(corpus: Corpus, task: Task, template_lines: list[str],

@@ -198,7 +198,7 @@ class Tagger:
     def reads(self, *, gold: bool = False) -> set[str] | None:
         """The input columns this model needs (plus the gold tags with ``gold``)."""
         self._check_fitted()
-        return columns_to_read(self.task_, self.template_lines_, gold=gold)
+        return columns_to_read(self.task_, self.template_lines_, gold=gold, dictionary=self.dictionary_)
 
     def predict_ids(self, corpus: Corpus) -> np.ndarray:
         """Best label id of every token of ``corpus`` (ids into ``labels_``)."""

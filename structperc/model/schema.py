@@ -105,7 +105,7 @@ def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
     if not isinstance(extra, dict):
         raise TypeError("extra is not a mapping")
     if extra.get("gazetteer") is not None:
-        return Gazetteer.from_json(extra["gazetteer"], word=task.inputs[0])
+        return Gazetteer.from_json(extra["gazetteer"], word=task.token_column)
     if isinstance(extra.get("cws"), dict):
         return SegmentationDictionary.from_json(extra["cws"])
     return None

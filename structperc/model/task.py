@@ -28,6 +28,12 @@ class Task:
         return self.encoding or self.scheme
 
     @property
+    def token_column(self) -> str:
+        """The tokens: the first input column (CoNLL-U's second, ``word``: its first is the ID)."""
+        inputs = self.inputs
+        return inputs[1] if inputs[0] == "id" and len(inputs) > 1 else inputs[0]
+
+    @property
     def inputs(self) -> list[str]:
         """The input columns, tokens first (everything but skipped columns and the tag column)."""
         return [c for c in self.columns if c not in ("_", self.tag_column)]
