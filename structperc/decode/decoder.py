@@ -16,6 +16,9 @@ from structperc.model.weights import Weights
 
 #: Tokens decoded per vectorized batch: bounds the (tokens, L + 1, L) transition buffer.
 BATCH_TOKENS = 8192
+#: Bytes of per-token transition scores (float64) a batch of the marginals and n-best drivers may
+#: hold when transitions are conditioned (`batch_budget`).
+BATCH_TRANSITION_BYTES = 32 << 20
 
 
 def predict(weights: Weights, feats: Features) -> np.ndarray:
@@ -32,26 +35,15 @@ def predict(weights: Weights, feats: Features) -> np.ndarray:
     array of int32, shape (n_tokens,)
 
     Without the compiled build, sentences are sorted by length and decoded in vectorized batches
-    padded to the batch's longest sentence (the decoder carries a finished sentence's scores through
-    the padding). Batching by near-equal length keeps the number of Python-level Viterbi steps (the
-    overhead) small and the padding waste low.
+    padded to the batch's longest sentence (`length_batches`, `batch_scores`; the decoder carries a
+    finished sentence's scores through the padding).
     """
     ptr = feats.sent_ptr
     out = np.empty(int(ptr[-1]), dtype=np.int32)
     if _predict_compiled(weights, feats, out):
         return out
-    lengths = np.diff(ptr)
-    L = weights.n_labels
-    for sents in _length_batches(lengths):
-        lens = lengths[sents]
-        T = int(lens.max())
-        real = np.arange(T)[None, :] < lens[:, None]                # (B, T)
-        tok = np.where(real, ptr[sents][:, None] + np.arange(T), 0)  # padding reads token 0
-        flat = tok.ravel()
-        state = weights.state_scores(feats.state[flat]).reshape(len(sents), T, L)
-        trans = weights.transition_scores(feats.trans[flat])
-        if trans.ndim == 3:
-            trans = trans.reshape(len(sents), T, L + 1, L)
+    for sents in length_batches(np.diff(ptr)):
+        state, trans, lens, tok, real = batch_scores(weights, feats, sents)
         paths = viterbi_batch(state, trans, weights.end, lens)
         out[tok[real]] = paths[real]
     return out
@@ -72,8 +64,13 @@ def _predict_compiled(weights: Weights, feats: Features, out: np.ndarray) -> boo
     return True
 
 
-def _length_batches(lengths: np.ndarray) -> list[np.ndarray]:
-    """Sentence indices grouped by similar length (sorted), each group at most `BATCH_TOKENS` padded."""
+def length_batches(lengths: np.ndarray, max_tokens: int | None = None) -> list[np.ndarray]:
+    """Sentence indices grouped by similar length (sorted), each group at most ``max_tokens`` padded.
+
+    Empty sentences are left out. Batching by near-equal length keeps the number of Python-level
+    steps (the overhead) small and the padding waste low.
+    """
+    max_tokens = BATCH_TOKENS if max_tokens is None else max_tokens  # read at call time (tests patch it)
     order = np.argsort(lengths, kind="stable")
     order = order[lengths[order] > 0]
     batches = []
@@ -84,9 +81,44 @@ def _length_batches(lengths: np.ndarray) -> list[np.ndarray]:
         stop = start + 1
         while stop < n:
             T = int(lengths[order[stop]])
-            if T > lo * 1.25 + 2 or (stop - start + 1) * T > BATCH_TOKENS:
+            if T > lo * 1.25 + 2 or (stop - start + 1) * T > max_tokens:
                 break
             stop += 1
         batches.append(order[start:stop])
         start = stop
     return batches
+
+
+def batch_budget(weights: Weights, feats: Features) -> int:
+    """Tokens per batch: `BATCH_TOKENS`, fewer when per-token transition tables are held."""
+    if feats.trans.shape[1] == 0:
+        return BATCH_TOKENS
+    L = weights.n_labels
+    return max(64, min(BATCH_TOKENS, BATCH_TRANSITION_BYTES // (8 * (L + 1) * L)))
+
+
+def batch_scores(weights: Weights, feats: Features, sents: np.ndarray) \
+        -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Padded lattice of sentences ``sents``, as `structperc.decode.decoder.predict` builds it.
+
+    Returns
+    -------
+    state : array of float32, shape (B, T, L)
+    trans : array of float32, shape (B, T, L + 1, L) or (L + 1, L)
+    lengths : array of int64, shape (B,)
+    tok : array of int64, shape (B, T)
+        Token index of each position (0 in the padding).
+    real : array of bool, shape (B, T)
+    """
+    ptr = feats.sent_ptr
+    lens = np.diff(ptr)[sents]
+    T = int(lens.max())
+    L = weights.n_labels
+    real = np.arange(T)[None, :] < lens[:, None]
+    tok = np.where(real, ptr[sents][:, None] + np.arange(T), 0)
+    flat = tok.ravel()
+    state = weights.state_scores(feats.state[flat]).reshape(len(sents), T, L)
+    trans = weights.transition_scores(feats.trans[flat])
+    if trans.ndim == 3:
+        trans = trans.reshape(len(sents), T, L + 1, L)
+    return state, trans, lens, tok, real
