@@ -24,6 +24,7 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     """
     from structperc.io import formats
     from structperc.io.output import output_stream
+    from structperc.io.text import source_name
 
     if input_format not in formats.INPUT_FORMATS:
         raise InputError(f"unknown input format {input_format!r} (known: {', '.join(formats.INPUT_FORMATS)})")
@@ -39,17 +40,11 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
         for source in inputs or ("-",):
             fmt, source = formats.resolve(source, input_format, layout)
             out_fmt = output_format or formats.default_output(fmt)
-            formats.check(fmt, out_fmt, layout, _name(source))
+            formats.check(fmt, out_fmt, layout, source_name(source))
             for chunk in formats.tagging_chunks(source, fmt, layout, sentences):
                 # no name for the tags: a chunk's are gone while the next one is tagged
                 formats.write_chunk(out, chunk, tagger.predict_corpus(chunk.corpus) if len(chunk.corpus)
                                     else [], out_fmt, layout)
-
-
-def _name(source) -> str:
-    if hasattr(source, "read"):
-        return getattr(source, "name", "<stream>")
-    return "<stdin>" if str(source) == "-" else str(source)
 
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],

@@ -188,9 +188,8 @@ class Tagger:
             raise RuntimeError(f"this {type(self).__name__} is not trained yet: call fit() or load()")
 
     def _corpus(self, X: Any, y: Any = None, *, need_tags: bool) -> Corpus:
-        reads = set(self.features_.columns)
-        return to_corpus(X, y, self.task_, need_tags=need_tags, reads=reads, token_columns=reads,
-                         dataset_columns=self.dataset_columns_)
+        return to_corpus(X, y, self.task_, need_tags=need_tags, reads=self.reads(gold=need_tags),
+                         token_columns=set(self.features_.columns), dataset_columns=self.dataset_columns_)
 
     def _annotated(self, corpus: Corpus) -> Corpus:
         return with_dictionary(corpus, self.dictionary_, self.template_lines_)

@@ -71,3 +71,27 @@ def sample_paths():
     if not SAMPLE_TRAIN.exists() or not SAMPLE_TEST.exists():  # pragma: no cover - shipped with the repo
         pytest.fail(f"shipped samples missing: {SAMPLE_TRAIN}, {SAMPLE_TEST}")
     return SAMPLE_TRAIN, SAMPLE_TEST
+
+
+def _compiled_reader_available() -> bool:
+    from structperc.io import scan
+
+    return scan.available()
+
+
+#: Marks tests of the compiled readers: skipped (with the reason) where the build is absent.
+compiled_reader = pytest.mark.skipif(not _compiled_reader_available(), reason=(
+    "structperc._aot_read (the ahead-of-time build of the reading kernels) is absent or stale"))
+#: The reader paths the property tests compare: the compiled scanners, their numpy twin, line by line.
+READER_MODES = ["compiled", "numpy", "lines"]
+
+
+def reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
+    """Switch the readers to one of `READER_MODES` for the rest of the monkeypatch context."""
+    from structperc.io import conll, scan
+
+    if mode != "compiled":
+        mp.setattr(scan, "_kernel", lambda name: None)
+    if mode == "lines":
+        mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
+        mp.setattr(conll, "conllu_fast", lambda *a: None)

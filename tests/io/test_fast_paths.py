@@ -38,6 +38,8 @@ from structperc.labels.schemes import convert_flat, ids_to_iob2
 from structperc.features.templates import parse_templates
 from structperc.decode.decoder import predict
 
+from conftest import READER_MODES, compiled_reader, reader_mode
+
 #: Deterministic runs (no example database, fixed seed per test) that stay well under a few seconds.
 FAST = dict(deadline=None, derandomize=True, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -67,7 +69,7 @@ def _factorized(corpus: Corpus) -> dict:
 
 #: The three ways a file can be read, all of which must agree: the compiled scanner (where it is
 #: built), the numpy fast paths, the line-by-line parsers.
-MODES = ["compiled", "numpy", "lines"]
+MODES = READER_MODES
 
 _TMP = tempfile.mkdtemp(prefix="structperc-fast-paths-")
 
@@ -108,22 +110,11 @@ def _all_modes(mp: pytest.MonkeyPatch, read, *args) -> list:
     got = []
     for mode in MODES + ["compiled-file"]:
         with pytest.MonkeyPatch.context() as inner:
-            _reader_mode(inner, mode.split("-")[0])
+            reader_mode(inner, mode.split("-")[0])
             inner.setattr(_Source, "on_disk", mode.endswith("file"))
             got.append(_Source.clean(read(*args)))
     return got
 
-compiled_reader = pytest.mark.skipif(not scan.available(), reason=(
-    "structperc._aot_read (the ahead-of-time build of the reading kernels) is absent or stale"))
-
-
-def _reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
-    """Switch the readers to one of `MODES` for the rest of the monkeypatch context."""
-    if mode != "compiled":
-        mp.setattr(scan, "_kernel", lambda name: None)
-    if mode == "lines":
-        mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
-        mp.setattr(conll, "conllu_fast", lambda *a: None)
 
 
 def _piece_sizes():
@@ -413,7 +404,7 @@ def test_ascii_separator_characters_reference(data, columns, expected):
 def test_ascii_separator_characters_regression(data, columns, expected, mode):
     """The fast paths on the same inputs."""
     with pytest.MonkeyPatch.context() as mp:
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         assert _read_conll(data, columns, (), False) == expected
 
 
@@ -531,7 +522,7 @@ _NO_WORD_CASES = [
 def _conllu_words(data, piece, mode):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(text, "_PIECE", piece)
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         got = _read_conllu(data, False)
     return got if got[0] == "raised" else (got[0], got[1]["word"], *got[2:])
 
@@ -563,7 +554,7 @@ def test_conllu_fast_path_is_taken_on_regular_input():
     got = []
     for mode in MODES:
         with pytest.MonkeyPatch.context() as mp:
-            _reader_mode(mp, mode)
+            reader_mode(mp, mode)
             got.append(_read_conllu(text.encode(), True, codes=True))
     assert got[0] == got[1] == got[2]
 

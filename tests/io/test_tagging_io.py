@@ -15,24 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structperc.errors import InputError
-from structperc.io import conll, formats, scan, text
+from structperc.io import conll, formats, text
 from structperc.io.output import atomic_output, output_stream
 from structperc.io.segmented import read_segmented_corpus
+
+from conftest import READER_MODES, compiled_reader, reader_mode
 
 FAST = dict(deadline=None, derandomize=True, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 BOM = b"\xef\xbb\xbf"
-MODES = ["compiled", "numpy", "lines"]
-compiled_reader = pytest.mark.skipif(not scan.available(), reason=(
-    "structperc._aot_read (the ahead-of-time build of the reading kernels) is absent or stale"))
-
-
-def _reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
-    if mode != "compiled":
-        mp.setattr(scan, "_kernel", lambda name: None)
-    if mode == "lines":
-        mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
-        mp.setattr(conll, "conllu_fast", lambda *a: None)
+MODES = READER_MODES
 
 
 class _Named(io.BytesIO):
@@ -46,7 +38,7 @@ class _Named(io.BytesIO):
 def test_no_break_space_and_ideographic_space_stay_inside_a_token(mode):
     data = "New\xa0York NNP B-NP\n北京\u3000欢迎\tVV\tB-VP\nx\x1cy Z O\n".encode()
     with pytest.MonkeyPatch.context() as mp:
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         c = conll.read_conll(io.BytesIO(data), ["word", "pos", "chunk"])
     assert c.columns["word"] == ["New\xa0York", "北京\u3000欢迎", "x\x1cy"]
     assert c.columns["chunk"] == ["B-NP", "B-VP", "O"]
@@ -56,7 +48,7 @@ def test_no_break_space_and_ideographic_space_stay_inside_a_token(mode):
 def test_conllu_fields_split_at_tabs_only(mode):
     row = "\t".join(["1", "New York", "New\xa0York", "PROPN", "NNP", "_", "0", "root", "_", "_"])
     with pytest.MonkeyPatch.context() as mp:
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         c = conll.read_conllu(io.BytesIO((row + "\n").encode()))
     assert c.columns["word"] == ["New York"] and c.columns["lemma"] == ["New\xa0York"]
 
@@ -72,7 +64,7 @@ def test_conllu_fields_split_at_tabs_only(mode):
 def test_no_sentences_says_what_the_file_holds(write_file, data, message, mode):
     p = write_file("a.txt", data)
     with pytest.MonkeyPatch.context() as mp:
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         with pytest.raises(InputError) as err:
             conll.read_conll(p, ["word", "tag"])
     assert str(err.value) == f"{p}: {message}"
@@ -177,7 +169,7 @@ def test_every_line_comes_back_conll(case, piece, sentences, mode, on_disk, tmp_
         source = str(path)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(text, "_PIECE", piece)
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         got, tags = _tag_output(source, "conll", ["word", "pos", "chunk"][:width], sentences)
     assert got == _oracle(data, tags, _is_column_token, _append)
 
@@ -225,7 +217,7 @@ def test_every_line_comes_back_conllu(data, piece, sentences, mode, field):
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(text, "_PIECE", piece)
-        _reader_mode(mp, mode)
+        reader_mode(mp, mode)
         got, tags = _tag_output(_Named(data, "x.conllu"), "conllu", [], sentences, field)
     assert got == _oracle(data, tags, _is_word_line, put)
 
@@ -241,7 +233,7 @@ def test_leading_blank_lines_docstart_and_runs_of_blank_lines():
 def test_tokens_lines_with_spaces_are_one_token():
     for mode in MODES:
         with pytest.MonkeyPatch.context() as mp:
-            _reader_mode(mp, mode)
+            reader_mode(mp, mode)
             chunks = list(conll.iter_tagging_chunks(io.BytesIO(b"New York \nis\n\n big\n"), ["word"],
                                                     fmt="tokens"))
         (corpus, raw), = chunks
