@@ -31,6 +31,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # compiled.intrinsics: the compiler intrinsics the epoch and the tagging decoder use
     "_aot": ("train.epoch_kernels", "decode.tag_kernels", "model.weight_kernels", "compiled.intrinsics"),
     "_aot_read": ("io.read_kernels",),
+    # inference beyond the best path (issue 16): forward-backward, k-best, constrained decoding
+    "_aot_fb": ("decode.fb_kernels", "compiled.intrinsics"),
+    "_aot_nbest": ("decode.nbest_kernels", "compiled.intrinsics"),
+    "_aot_constrained": ("decode.constrained_kernels", "compiled.intrinsics"),
 }
 
 
@@ -58,14 +62,14 @@ def _load_aot(group: str = "_aot") -> ModuleType | None:
     return module
 
 
-_AOT = _load_aot("_aot")
-_AOT_READ = _load_aot("_aot_read")
+_BUILT = {group: _load_aot(group) for group in GROUPS}
+_AOT = _BUILT["_aot"]
 
 
 def aot(name: str) -> Callable[..., Any] | None:
     """The ahead-of-time build of kernel ``name`` from any current group, or None (no JIT fallback
     here: the caller falls back to its own JIT module or numpy twin)."""
-    for module in (_AOT, _AOT_READ):
+    for module in _BUILT.values():
         if module is not None and hasattr(module, name):
             return getattr(module, name)
     return None

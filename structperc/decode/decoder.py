@@ -1,16 +1,19 @@
 """Best label path of every sentence of a featurized corpus: the tagging-time decoder.
 
-Two twins give identical labels (tested against each other and against brute force): the
+Two twins give identical labels (tested against each other and against brute force), with or
+without a mask of allowed labels per token (forced tags, allowed-tag sets, a tag dictionary): the
 ahead-of-time compiled kernel (`structperc.decode.tag_kernels`, float32 AVX Viterbi steps, one pass
-over the corpus) and, where no build exists, the vectorized numpy Viterbi of
-`structperc.decode.viterbi` over length-sorted batches. Tagging never JIT-compiles: numba's import
-and cache load (~0.5 s, ~65 MiB) would cost more than the numpy path on all but very large inputs.
+over the corpus; `structperc.decode.constrained_kernels` under a mask) and, where no build exists,
+the vectorized numpy Viterbi of `structperc.decode.viterbi` over length-sorted batches. Tagging
+never JIT-compiles: numba's import and cache load (~0.5 s, ~65 MiB) would cost more than the numpy
+path on all but very large inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from structperc.decode.viterbi import viterbi_batch
+from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
 
@@ -21,25 +24,44 @@ BATCH_TOKENS = 8192
 BATCH_TRANSITION_BYTES = 32 << 20
 
 
-def predict(weights: Weights, feats: Features) -> np.ndarray:
-    """Best label id per token.
+def predict(weights: Weights, feats: Features, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Best label id per token; with ``allowed``, the best path among those the mask allows.
 
     Parameters
     ----------
     weights : Weights
     feats : Features
         Attribute ids of ``n_tokens`` tokens in ``len(feats.sent_ptr) - 1`` sentences.
+    allowed : array of bool, shape (n_tokens, L), optional
+        False where a label is forbidden at a token (forced tags, allowed-tag sets, a tag
+        dictionary: `structperc.features.tagdict`); combined with the scheme's transition mask.
+        None (the default) constrains nothing and runs the unconstrained decoder unchanged.
 
     Returns
     -------
     array of int32, shape (n_tokens,)
+        With ``allowed``: every label is allowed at its token, or, for a sentence that has no
+        allowed path of finite score (a token with no allowed label, or a mask the scheme's
+        transitions cannot follow), -1 on every token of that sentence; the caller decides what
+        that means (raise, or decode that sentence with fewer constraints): `no_path` lists them.
 
     Without the compiled build, sentences are sorted by length and decoded in vectorized batches
     padded to the batch's longest sentence (`length_batches`, `batch_scores`; the decoder carries a
-    finished sentence's scores through the padding).
+    finished sentence's scores through the padding). A mask there sets the state scores of
+    forbidden labels to -inf. The compiled twin (`structperc.decode.constrained_kernels`) exploits
+    the mask: it scores only allowed labels and steps only over allowed pairs. Both give a token
+    with a single allowed label the state score 0 (it is common to every allowed path), so they do
+    the same float32 arithmetic and give the same labels; with an all-True mask (and L ≥ 2) that
+    arithmetic is the unconstrained decoder's, and so are the labels.
     """
     ptr = feats.sent_ptr
-    out = np.empty(int(ptr[-1]), dtype=np.int32)
+    n_tokens = int(ptr[-1])
+    out = np.empty(n_tokens, dtype=np.int32)
+    if allowed is not None:
+        allowed = check_allowed(allowed, n_tokens, weights.n_labels)
+        if not _predict_allowed_compiled(weights, feats, allowed, out):
+            _predict_allowed_numpy(weights, feats, allowed, out)
+        return out
     if _predict_compiled(weights, feats, out):
         return out
     for sents in length_batches(np.diff(ptr)):
@@ -47,6 +69,61 @@ def predict(weights: Weights, feats: Features) -> np.ndarray:
         paths = viterbi_batch(state, trans, weights.end, lens)
         out[tok[real]] = paths[real]
     return out
+
+
+def no_path(labels: np.ndarray, sent_ptr: np.ndarray) -> np.ndarray:
+    """Indices (int64, ascending) of the sentences `predict` found no allowed path for: their labels
+    are -1, which must not reach a label lookup (``labels[-1]`` would silently be the last label)."""
+    ptr = np.asarray(sent_ptr, dtype=np.int64)
+    nonempty = np.flatnonzero(np.diff(ptr) > 0)
+    return nonempty[np.asarray(labels)[ptr[nonempty]] < 0]
+
+
+def check_allowed(allowed: np.ndarray, n_tokens: int, n_labels: int) -> np.ndarray:
+    """``allowed`` as a C-contiguous bool (n_tokens, L) array, or `InputError` (the compiled kernel
+    indexes it without bounds checks: its shape and dtype are checked here, at the boundary)."""
+    if not isinstance(allowed, np.ndarray) or allowed.dtype != np.bool_ \
+            or allowed.shape != (n_tokens, n_labels):
+        got = (f"{allowed.dtype} array of shape {allowed.shape}" if isinstance(allowed, np.ndarray)
+               else type(allowed).__name__)
+        raise InputError(f"allowed must be a bool array of shape ({n_tokens}, {n_labels}) "
+                         f"(tokens, labels); got {got}")
+    return np.ascontiguousarray(allowed)
+
+
+def _predict_allowed_numpy(weights: Weights, feats: Features, allowed: np.ndarray, out: np.ndarray) -> None:
+    """The numpy twin of `structperc.decode.constrained_kernels.decode_corpus_allowed`."""
+    single = allowed.sum(axis=1) == 1
+    for sents in length_batches(np.diff(feats.sent_ptr)):
+        state, trans, lens, tok, real = batch_scores(weights, feats, sents)
+        ok = allowed[tok] | ~real[:, :, None]  # the padding is carried, never scored: left alone
+        state = np.where(ok, state, np.float32(-np.inf))
+        one = single[tok] & real
+        state[one] = np.where(allowed[tok[one]], np.float32(0.0), np.float32(-np.inf))
+        paths = viterbi_batch(state, trans, weights.end, lens)
+        # a sentence whose best allowed path scores -inf has none
+        paths[~np.isfinite(_path_scores(state, trans, weights.end, lens, paths))] = -1
+        out[tok[real]] = paths[real]
+
+
+def _path_scores(state: np.ndarray, trans: np.ndarray, end: np.ndarray, lens: np.ndarray,
+                 paths: np.ndarray) -> np.ndarray:
+    """Score (float64) of each sentence's decoded path: -inf exactly when it crosses a forbidden
+    label or transition (summed in float64: only its finiteness is used)."""
+    B, T = paths.shape
+    rows = np.arange(B)
+    real = np.arange(T)[None, :] < lens[:, None]
+    picked = state[rows[:, None], np.arange(T)[None, :], paths]
+    total = np.where(real, picked, 0).astype(np.float64).sum(axis=1)
+    L = state.shape[2]
+    prev = np.concatenate([np.full((B, 1), L, dtype=np.int64), paths[:, :-1].astype(np.int64)], axis=1)
+    if trans.ndim == 2:
+        tr = trans[prev, paths]
+    else:
+        tr = trans[rows[:, None], np.arange(T)[None, :], prev, paths]
+    total += np.where(real, tr, 0).astype(np.float64).sum(axis=1)
+    total += end[paths[rows, lens - 1]]
+    return total
 
 
 def _predict_compiled(weights: Weights, feats: Features, out: np.ndarray) -> bool:
@@ -61,6 +138,23 @@ def _predict_compiled(weights: Weights, feats: Features, out: np.ndarray) -> boo
     kernel(c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32),
            c(feats.sent_ptr, dtype=np.int64), sw.ptr, sw.labels, sw.values, weights.base_transitions(),
            c(weights.cond, dtype=np.float32), c(weights.end, dtype=np.float64), out)
+    return True
+
+
+def _predict_allowed_compiled(weights: Weights, feats: Features, allowed: np.ndarray,
+                              out: np.ndarray) -> bool:
+    """Decode under ``allowed`` with the ahead-of-time kernel (same labels as the numpy twin);
+    False without its build."""
+    from structperc.compiled import loader
+
+    kernel = loader.aot("decode_corpus_allowed")
+    if kernel is None:
+        return False
+    c = np.ascontiguousarray
+    sw = weights.sparse
+    kernel(c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32),
+           c(feats.sent_ptr, dtype=np.int64), sw.ptr, sw.labels, sw.values, weights.base_transitions(),
+           c(weights.cond, dtype=np.float32), c(weights.end, dtype=np.float64), allowed.view(np.uint8), out)
     return True
 
 
