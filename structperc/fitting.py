@@ -19,14 +19,16 @@ from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.index import Features
+from structperc.features.tagdict import TagDictionary
+from structperc.labels import LabelSet
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
 from structperc.model.state_weights import feature_set
 from structperc.model.task import Task
 from structperc.model.weights import Weights
-from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, split_tags,
-                                 template_columns, training_instances)
+from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, model_tags,
+                                 split_tags, template_columns, training_instances)
 from structperc.train.perceptron import EpochReport, PerceptronState, train_perceptron
 from structperc.version import __version__
 
@@ -122,15 +124,28 @@ def tagging_report(gold: list[list[str]], pred: list[list[str]], task: Task, *,
     return report
 
 
+def learnt_tag_dictionary(corpus: Corpus, task: Task, params: dict) -> TagDictionary | None:
+    """With ``params["tag_dictionary"]``, the tags seen with each frequent word of ``corpus`` (model
+    scheme; unknown tags of partially labelled data are left out), applied when decoding."""
+    if not params.get("tag_dictionary"):
+        return None
+    tags = model_tags(corpus, task)
+    labels = sorted(set(tags) - {params.get("unknown_tag", "?")})
+    ids = LabelSet(labels).encode(tags, unknown=-1)
+    return TagDictionary.learn(corpus.columns[task.token_column], ids, labels)
+
+
 def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[str], params: dict,
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
         progress: Progress | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
         release: bool = False) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
-    epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it."""
+    epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it. The
+    temperature of the model's probabilities is fitted on ``dev`` or on that held-out fraction
+    (`structperc.inference.calibrate`)."""
     epochs = task.epochs
-    dev_history = None
+    dev_history, calibration = None, None
     if dev is None and params.get("dev_split"):
         order = np.random.default_rng(params["seed"]).permutation(len(corpus))
         n_dev = max(1, int(round(params["dev_split"] * len(corpus))))
@@ -139,19 +154,34 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
             raise InputError(f"dev_split={params['dev_split']} holds out all {len(corpus)} training "
                              "sentence(s): nothing is left to train on", corpus.source)
         # the split's corpora are copies made for the probe alone: released once featurized
-        probe = train_model(corpus.select(kept), corpus.select(held), template_lines, epochs, task=task,
+        held_out, kept_out = corpus.select(held), corpus.select(kept)
+        tag_dictionary = learnt_tag_dictionary(kept_out, task, params)
+        probe = train_model(kept_out, held_out, template_lines, epochs, task=task,
                             params=params, dictionary=dictionary, dataset_columns=dataset_columns,
                             callback=callback, progress=progress, release=True)
         probe.dev_history = dev_history = probe.history
+        # τ is fitted on the probe's held-out slice: the refit model has seen those sentences
+        from structperc.inference import calibrate
+
+        probe.model.tag_dictionary = tag_dictionary
+        probe.model.calibration = calibration = calibrate(probe.model, held_out)
+        calibration["source"] = f"{corpus.source} (the held-out {params['dev_split']:g})"
         if not params.get("refit", True):
             return probe
         epochs = probe.best_epoch
-        del probe  # its weights are as large as the refit's: not both at once
+        del probe, held_out, kept_out  # the probe's weights are as large as the refit's: not both at once
+    tag_dictionary = learnt_tag_dictionary(corpus, task, params)  # before training releases the tokens
     fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, release=release)
     fitted.dev_history = dev_history
+    fitted.model.tag_dictionary = tag_dictionary
+    if dev is not None:
+        from structperc.inference import calibrate
+
+        calibration = calibrate(fitted.model, dev)
+    fitted.model.calibration = calibration
     return fitted
 
 
@@ -163,7 +193,9 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
     columns are a tenth of training's peak memory."""
-    index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1))
+    unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
+    index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
+                                                       unknown)
     labels = label_set.labels
     mask, end = masks(labels, task)
     fingerprint: dict = {}
@@ -172,12 +204,13 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                        "attributes": [index.n_state_attributes, index.n_transition_attributes],
                        "scheme": [task.model_scheme, task.constrained], "data": corpus_digest(corpus),
                        **({"feature_set": params["feature_set"]}
-                          if params.get("feature_set", "all") != "all" else {})}
+                          if params.get("feature_set", "all") != "all" else {}),
+                       **({"unknown_tag": unknown} if data.partial else {})}
     n_sentences, n_tokens = len(corpus), corpus.n_tokens
     if release:
         corpus.release_columns()
     pairs = feature_set(params.get("feature_set", "all"), data.feats.state, data.y, index.n_state_attributes,
-                        len(labels))
+                        len(labels), allowed=data.allowed)
     if resume is not None:
         from structperc.train.checkpoint import load_checkpoint
 
@@ -204,7 +237,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     """
     task, old = model.task, model.weights
     label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
-                                                               model.labels)
+                                                               model.labels,
+                                                               model.params.get("unknown_tag", "?"))
     L = len(label_set)
     label_map = label_set.encode(model.labels).astype(np.int64)
     rows = np.append(label_map, L)  # the <bos> row moves to the new last row
@@ -212,7 +246,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     old_rows = np.asarray(state_map, np.int64)[sw.rows()]
     old_labels = label_map[sw.labels.astype(np.int64)]
     pairs = feature_set(model.params.get("feature_set", "all"), data.feats.state, data.y,
-                        model.features.n_state_attributes, L, extra=(old_rows, old_labels))
+                        model.features.n_state_attributes, L, extra=(old_rows, old_labels),
+                        allowed=data.allowed)
     state = PerceptronState.zeros(model.features.n_state_attributes,
                                   model.features.n_transition_attributes, L, pairs)
     state.W[state.pairs.positions(old_rows, old_labels)] = sw.values
@@ -236,15 +271,29 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
     mask, end = masks(labels, task)
     dev_score, dev_rows = None, None
     if dev is not None:
+        # partially labelled dev data (a file, or a held-out slice of partial training data): an
+        # unknown gold tag is taken to agree with the prediction, so only the known tags score (for
+        # choosing the epoch; the number is optimistic, not a fully labelled score)
+        from structperc.pipeline import hidden_tags
+
+        hidden = hidden_tags(dev, task, model["params"].get("unknown_tag", "?"))
+        if hidden is not None and hidden.all():
+            raise InputError("every dev tag is unknown: nothing to score the epochs on", dev.source)
         dev_feats, dev_rows = compact_features(features.transform(dev))
         features.drop_lookup_tables()  # dense key tables: tens of MB that training never reads
         gold = list(dev.sentences(task.tag_column))
+        unknown_at = [] if hidden is None else np.flatnonzero(hidden).tolist()
 
         def dev_score(weights: Weights) -> float:
             from structperc.decode.decoder import predict
 
             flat = data_tags(predict(weights, dev_feats), dev.sent_ptr, labels, task)
-            return task_score(task, gold, split_tags(flat, dev.sent_ptr))
+            if not unknown_at:
+                return task_score(task, gold, split_tags(flat, dev.sent_ptr))
+            filled = list(dev.columns[task.tag_column])
+            for i in unknown_at:
+                filled[i] = flat[i]
+            return task_score(task, split_tags(filled, dev.sent_ptr), split_tags(flat, dev.sent_ptr))
     history: list[EpochReport] = []
 
     def report(r: EpochReport) -> None:
@@ -260,8 +309,12 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
     weights, best_epoch = train_perceptron(
         data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
         dev_score=dev_score, dev_rows=dev_rows, callback=report, on_epoch_end=on_epoch_end, consume=True,
-        progress=progress)
+        progress=progress, allowed=data.allowed)
     provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
                   "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
+    if data.allowed is not None:
+        from structperc.train.perceptron import partial_sentences
+
+        provenance["partial_sentences"] = int(partial_sentences(data.allowed, data.y, data.feats.sent_ptr).sum())
     return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)
 

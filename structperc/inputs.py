@@ -18,13 +18,16 @@ def is_dataset(X: Any) -> bool:
 
 
 def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | None,
-              token_columns: set[str] | None = None, dataset_columns: dict | None = None) -> Corpus:
+              token_columns: set[str] | None = None, dataset_columns: dict | None = None,
+              unknown: str | None = "?") -> Corpus:
     """``X`` (and tags ``y`` for token lists) as a corpus with the task's columns.
 
     ``reads`` names the columns a file is read for (None: all), so its other columns never become
     strings; token tuples may hold every input column or just ``token_columns`` (a fitted model's:
     the columns its templates read); ``need_tags`` requires the
     gold tag column; ``dataset_columns`` maps a dataset's ``tokens``/``tags``/``features`` columns.
+    A ``None`` tag in token lists is an unknown tag: it becomes the ``unknown`` marker (``?``, what
+    a file writes; partial-label training), and is refused when ``unknown`` is None.
     """
     tag = task.tag_column
     if isinstance(X, Corpus):
@@ -44,7 +47,7 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
                                      X.column_names else None,
                                      tag_column=tag, features=m.get("features"))
     elif isinstance(X, Sequence) and not isinstance(X, str):
-        corpus = _from_lists(X, y, task, token_columns)
+        corpus = _from_lists(X, y, task, token_columns, unknown)
     else:
         raise InputError(f"cannot read training data of type {type(X).__name__}")
     if need_tags and tag not in corpus.columns:
@@ -54,7 +57,8 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
     return corpus
 
 
-def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None) -> Corpus:
+def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
+                unknown: str | None = "?") -> Corpus:
     """Token lists: strings (one column) or tuples. A tuple holds every input column, or those the
     model reads, or — as a line of a CoNLL file that `structperc tag` reads — every column of the
     task (``_`` columns and the gold tag included), or all but a trailing gold tag column. Gold tags
@@ -83,15 +87,29 @@ def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None) -> Corp
                 raise InputError(f"sentence {si}: every token needs {len(names)} values "
                                  f"({', '.join(names)})" + (f"; or else {' or '.join(other)}" if other else ""))
         cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(names)
-                if name != "_"}
-        if task.tag_column in cols:
-            gold = cols.pop(task.tag_column)
+                if name != "_" and name != task.tag_column}
+        if task.tag_column in names:
+            i = names.index(task.tag_column)
+            gold = [[tok[i] for tok in s] for s in sents]
             if y is None:
                 y = gold
     first_column = next(iter(cols))
+    if y is not None:
+        y = _unknown_tags(y, unknown)
     return Corpus.from_sentences(cols[first_column], y,
                                  extra={k: v for k, v in cols.items() if k != first_column},
                                  token_column=first_column, tag_column=task.tag_column)
+
+
+def _unknown_tags(y: Any, unknown: str | None) -> Any:
+    """Tag lists with ``None`` (an unknown tag) replaced by the ``unknown`` marker; other values
+    as strings. Untouched (not copied) when no tag is None."""
+    if not isinstance(y, Sequence) or not any(t is None for s in y if isinstance(s, Sequence)
+                                              and not isinstance(s, str) for t in s):
+        return y
+    if unknown is None:
+        raise InputError("a tag is None (unknown) but unknown tags are disabled (unknown_tag=None)")
+    return [[unknown if t is None else str(t) for t in s] for s in y]
 
 
 def _tuple_shapes(task: Task, inputs: list[str], needed: list[str]) -> dict[int, list[str]]:

@@ -9,6 +9,8 @@ import json
 from collections import Counter
 from typing import Sequence
 
+import numpy as np
+
 Tags = Sequence[Sequence[str]]
 
 
@@ -137,6 +139,58 @@ def bmes_word_f1(gold: Tags, pred: Tags) -> float:
     return word_scores(g, p)["f1"]
 
 
+#: Equal-width confidence bins of the expected calibration error (the issue's 15, as Guo et al. 2017).
+ECE_BINS = 15
+#: Confidence thresholds of the accuracy-coverage curve.
+COVERAGE_THRESHOLDS = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
+
+
+def _bin_of(confidence: np.ndarray, bins: int) -> np.ndarray:
+    """Bin i holds confidences in (i/bins, (i+1)/bins]; 0 falls into the first."""
+    return np.clip(np.ceil(confidence * bins).astype(np.int64) - 1, 0, bins - 1)
+
+
+def reliability(confidence: np.ndarray, correct: np.ndarray, bins: int = ECE_BINS) -> list[dict]:
+    """Per equal-width confidence bin: its bounds, token count, mean confidence and accuracy (the
+    points of a reliability diagram; DeGroot & Fienberg 1983, Niculescu-Mizil & Caruana 2005)."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    correct = np.asarray(correct, dtype=np.float64)
+    b = _bin_of(confidence, bins)
+    count = np.bincount(b, minlength=bins)
+    conf = np.bincount(b, weights=confidence, minlength=bins)
+    hit = np.bincount(b, weights=correct, minlength=bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf, accuracy = conf / count, hit / count
+    return [{"lo": i / bins, "hi": (i + 1) / bins, "count": int(count[i]),
+             "confidence": float(mean_conf[i]) if count[i] else None,
+             "accuracy": float(accuracy[i]) if count[i] else None} for i in range(bins)]
+
+
+def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = ECE_BINS) -> float:
+    """Σ_bins (n_b / n) · |accuracy_b − confidence_b| over equal-width bins (Naeini, Cooper &
+    Hauskrecht 2015; Guo, Pleiss, Sun & Weinberger 2017, "On calibration of modern neural networks")."""
+    n = len(confidence)
+    if n == 0:
+        return 0.0
+    return float(sum(r["count"] * abs(r["accuracy"] - r["confidence"])
+                     for r in reliability(confidence, correct, bins) if r["count"]) / n)
+
+
+def accuracy_coverage(confidence: np.ndarray, correct: np.ndarray,
+                      thresholds: Sequence[float] = COVERAGE_THRESHOLDS) -> list[dict]:
+    """For each threshold, the fraction of tokens whose confidence reaches it (coverage) and their
+    accuracy: what a user keeping only confident tags gets."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    correct = np.asarray(correct, dtype=bool)
+    out = []
+    for t in thresholds:
+        kept = confidence >= t
+        n = int(kept.sum())
+        out.append({"threshold": float(t), "coverage": n / max(len(confidence), 1),
+                    "accuracy": float(correct[kept].mean()) if n else None})
+    return out
+
+
 def format_report(report: dict) -> str:
     """A fixed-width text table of a span report or an accuracy report."""
     lines = []
@@ -158,6 +212,10 @@ def format_report(report: dict) -> str:
                          f"{100 * report['oov_recall']:.2f}  IV recall {100 * report['iv_recall']:.2f}")
     if "accuracy" in report:
         lines.append(f"token accuracy {100 * report['accuracy']:.2f} ({report.get('tokens', '?')} tokens)")
+    if "calibration" in report:
+        c = report["calibration"]
+        lines.append(f"calibration ECE {c['ece']:.4f} ({ECE_BINS} bins, temperature {c['temperature']:.4g}"
+                     f"{'' if c.get('fitted') else ', not fitted'})")
     if report.get("confusions"):
         lines.append("top confusions (gold -> predicted: count)")
         lines.extend(f"  {g} -> {p}: {n}" for g, p, n in report["confusions"])

@@ -9,16 +9,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from structperc.decode.decoder import predict
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
+from structperc.labels.partial import corpus_allowed, partial_labels
 from structperc.labels.schemes import convert_flat, ids_to_iob2
 from structperc.model.task import Task
-from structperc.model.weights import Weights
 
 
 @dataclass
@@ -30,11 +29,22 @@ class Instances:
     feats : Features
         Attribute ids per token.
     y : array of int32, shape (n_tokens,)
-        Gold label ids (in the model's scheme).
+        Gold label ids (in the model's scheme). In a sentence with unknown tags, a label its
+        ``allowed`` row admits (the trainer fills these sentences itself).
+    allowed : array of bool, shape (n_tokens, L), or None
+        The labels each token may take when some tags are unknown (partial-label training, see
+        `structperc.labels.partial`); None when every tag is known. Rows of fully labelled
+        sentences are one-hot at ``y``.
     """
 
     feats: Features
     y: np.ndarray
+    allowed: np.ndarray | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Whether some tags are unknown."""
+        return self.allowed is not None
 
     @property
     def n_sentences(self) -> int:
@@ -51,6 +61,58 @@ def model_tags(corpus: Corpus, task: Task) -> list[str]:
     if task.metric == "span" and task.model_scheme != task.scheme:
         return convert_flat(tags, corpus.sent_ptr, task.scheme, task.model_scheme)
     return tags
+
+
+def hidden_tags(corpus: Corpus, task: Task, unknown: str | None) -> np.ndarray | None:
+    """Which tokens of ``corpus`` have an unknown tag (the ``unknown`` marker in the tag column),
+    bool (n_tokens,); None when none has (or ``unknown`` is None: no marker)."""
+    tags = corpus.columns[task.tag_column]
+    if unknown is None or unknown not in tags:
+        return None
+    return np.fromiter((t == unknown for t in tags), dtype=bool, count=len(tags))
+
+
+def complete_sentences(corpus: Corpus, task: Task, unknown: str | None) -> np.ndarray | None:
+    """Indices of the sentences of ``corpus`` whose tags are all known; None when all are."""
+    hidden = hidden_tags(corpus, task, unknown)
+    if hidden is None:
+        return None
+    sent_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.sent_ptr))
+    return np.setdiff1d(np.arange(len(corpus)), sent_of[hidden])
+
+
+def _labels_and_ids(corpus: Corpus, task: Task, tags: list[str], unknown: str | None,
+                    base: list[str] | None = None) -> tuple[LabelSet, np.ndarray, np.ndarray | None]:
+    """The label set (grown from ``base`` when given), the gold ids and the allowed sets.
+
+    Without unknown tags this is exactly the fully labelled path (the same label set and ids, no
+    allowed sets): partial-label support must not change a fully labelled model by a bit.
+    """
+    hidden = hidden_tags(corpus, task, unknown)
+    if hidden is None:
+        label_set = LabelSet((base or []) + tags)
+        return label_set, label_set.encode(tags), None
+    assert unknown is not None
+    known = [t for t, h in zip(tags, hidden.tolist()) if not h]
+    if not known and not base:
+        raise InputError(f"every tag is unknown ({unknown!r}): nothing to learn the labels from",
+                         corpus.source)
+    model_scheme, data_scheme = _schemes(task)
+    label_set = LabelSet((base or []) + partial_labels(known, model_scheme, data_scheme))
+    y = label_set.encode([label_set.labels[0] if h else t for t, h in zip(tags, hidden.tolist())])
+    allowed = corpus_allowed(corpus.columns[task.tag_column], corpus.sent_ptr, label_set.labels,
+                             model_scheme, data_scheme, unknown, y)
+    # a label each row admits (the first one), so that y stays a valid id everywhere
+    free = ~allowed[np.arange(len(y)), y]
+    y[free] = np.argmax(allowed[free], axis=1)
+    return label_set, y, allowed
+
+
+def _schemes(task: Task) -> tuple[str, str]:
+    """(model scheme, data scheme): the pair `model_tags` converts between (the same when none)."""
+    if task.metric == "span" and task.model_scheme != task.scheme:
+        return task.model_scheme, task.scheme
+    return task.scheme, task.scheme
 
 
 def data_tags(ids: np.ndarray, sent_ptr: np.ndarray, labels: list[str], task: Task) -> list[str]:
@@ -116,11 +178,13 @@ def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
 
 
 def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
-                       min_count: int) -> tuple[FeatureIndex, list[str], LabelSet, Instances]:
+                       min_count: int, unknown: str | None = None) \
+        -> tuple[FeatureIndex, list[str], LabelSet, Instances]:
     """Fit the attribute index and the label set on ``corpus``.
 
     Returns the index, the template lines it uses (optional ones whose column the data lacks are
-    dropped), the label set and the instances.
+    dropped), the label set and the instances. Tags equal to ``unknown`` are unknown (not labels):
+    the instances then carry each token's allowed labels (partial-label training).
     """
     lines = optional_columns_dropped(template_lines, set(corpus.columns))
     templates = parse_templates(lines)
@@ -131,32 +195,28 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     if corpus.n_tokens == 0:
         raise InputError("no tokens to train on (every sentence is empty)", corpus.source)
     tags = model_tags(corpus, task)
-    label_set = LabelSet(tags)
+    label_set, y, allowed = _labels_and_ids(corpus, task, tags, unknown)
+    del tags
     index = FeatureIndex(templates, min_count)
     feats = index.fit_transform(corpus)
     if index.n_state_attributes + index.n_transition_attributes == 0:
         raise InputError(f"no attributes left to learn from: min_count={min_count} keeps none of them"
                          if min_count > 1 else "the templates give no attribute on this data",
                          corpus.source)
-    return index, lines, label_set, Instances(feats, label_set.encode(tags))
+    return index, lines, label_set, Instances(feats, y, allowed)
 
 
-def extended_instances(corpus: Corpus, task: Task, index: FeatureIndex, labels: list[str]) \
-        -> tuple[LabelSet, Instances, np.ndarray, np.ndarray]:
+def extended_instances(corpus: Corpus, task: Task, index: FeatureIndex, labels: list[str],
+                       unknown: str | None = None) -> tuple[LabelSet, Instances, np.ndarray, np.ndarray]:
     """Grow a fitted index and label set with new data (continued training).
 
-    Returns the grown label set, the new data's instances, and the new ids of the old state and
-    transition attributes.
+    Returns the grown label set, the new data's instances (with allowed labels when some tags are
+    ``unknown``), and the new ids of the old state and transition attributes.
     """
     tags = model_tags(corpus, task)
-    label_set = LabelSet(labels + tags)
+    label_set, y, allowed = _labels_and_ids(corpus, task, tags, unknown, base=labels)
     feats, state_map, trans_map = index.extend(corpus)
-    return label_set, Instances(feats, label_set.encode(tags)), state_map, trans_map
-
-
-def predict_ids(weights: Weights, index: FeatureIndex, corpus: Corpus) -> np.ndarray:
-    """Best label id of every token of ``corpus`` (already holding any dictionary columns)."""
-    return predict(weights, index.transform(corpus))
+    return label_set, Instances(feats, y, allowed), state_map, trans_map
 
 
 def corpus_digest(corpus: Corpus) -> str:

@@ -1,8 +1,9 @@
-"""Learning curves: dev score (and training mistakes) per epoch, drawn with matplotlib if installed."""
+"""Learning curves (dev score and training mistakes per epoch) and reliability diagrams (accuracy
+against confidence), drawn with matplotlib if installed."""
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from structperc.errors import StructpercError
 from structperc.train.perceptron import EpochReport
@@ -39,6 +40,31 @@ def plot_history(history: Sequence[EpochReport], path: str | os.PathLike, title:
     ax.set_title(title or "learning curve")
     handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
     ax.legend(handles, [h.get_label() for h in handles], loc="center right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_reliability(reports: Mapping[str, Mapping[str, Any]], path: str | os.PathLike, title: str = "") -> None:
+    """A reliability diagram (DeGroot & Fienberg 1983; Guo et al. 2017): per confidence bin, the
+    accuracy of the tokens in it, one line per report (``confidence`` and ``correct`` arrays, as
+    `structperc.inference.calibration_report` gives), the diagonal being perfect calibration."""
+    from structperc.metrics import ECE_BINS, expected_calibration_error, reliability
+
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], ":", color="tab:gray", label="perfect calibration")
+    for name, r in reports.items():
+        bins = [b for b in reliability(r["confidence"], r["correct"]) if b["count"]]
+        ece = expected_calibration_error(r["confidence"], r["correct"])
+        ax.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], "o-",
+                label=f"{name}: ECE {ece:.4f}")
+    ax.set_xlabel(f"confidence (mean in each of {ECE_BINS} bins)")
+    ax.set_ylabel("accuracy")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_title(title or "reliability")
+    ax.legend(loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -284,8 +284,9 @@ class Segmenter(Tagger):
             yield from self.segment_texts(buf)
 
     # --------------------------------------------------------------- evaluation
-    def evaluate(self, X: Any, y: Any = None, *, strict: bool = False) -> dict:
-        """Bakeoff scores on gold-segmented data: word P/R/F1, OOV rate, OOV and IV recall."""
+    def evaluate(self, X: Any, y: Any = None, *, strict: bool = False, calibration: bool = False) -> dict:
+        """Bakeoff scores on gold-segmented data: word P/R/F1, OOV rate, OOV and IV recall
+        (``calibration`` is a tagger's: words have no token confidence here)."""
         from structperc.metrics import word_scores
 
         gold, _ = _as_word_lists(X)

@@ -13,15 +13,22 @@ from structperc.workflows import load
 
 def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
               *, input_format: str = "auto", output_format: str | None = None,
-              sentences: int = 20_000) -> None:
+              sentences: int = 20_000, marginals: bool = False, nbest: int = 0,
+              forced_column: str | int | None = None, unknown: str = "?") -> None:
     """Tag input (paths, or ``"-"`` for standard input) and write it to ``output`` (a text stream,
     ``"-"``, or a path, written atomically).
 
     ``input_format`` is one of `structperc.io.formats.INPUT_FORMATS` (``auto`` tells CoNLL-U and one
     token per line from CoNLL columns by the file name or the first lines); ``output_format`` one of
     `OUTPUT_FORMATS`, by default CoNLL-U for CoNLL-U input (the prediction in the column the model
-    predicts) and otherwise every input line with the predicted tag appended to its token lines.
+    predicts), JSON lines with ``nbest``, and otherwise every input line with the predicted tag
+    appended to its token lines.
+
+    ``marginals`` adds each tag's probability, ``nbest`` the k best paths (JSON lines), and
+    ``forced_column`` (a column name, or its 1-based number in the input) holds known tags that
+    the prediction keeps (``unknown`` where the tag is free); see `structperc.inference`.
     """
+    from structperc import inference
     from structperc.io import formats
     from structperc.io.output import output_stream
     from structperc.io.text import source_name
@@ -31,20 +38,33 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     if output_format is not None and output_format not in formats.OUTPUT_FORMATS:
         raise InputError(f"unknown output format {output_format!r} "
                          f"(known: {', '.join(formats.OUTPUT_FORMATS)})")
+    if nbest < 0:
+        raise InputError(f"--nbest must be a positive number of paths, not {nbest}")
+    if nbest and output_format not in (None, "jsonl"):
+        raise InputError("the k best paths are written as JSON lines: use --output-format jsonl")
     tagger = load(model_path)
     if isinstance(tagger, Segmenter):
         raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
-    task = tagger.task_
-    layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, tagger.reads())
+    task, model = tagger.task_, tagger.model_
+    reads = tagger.reads()
     with output_stream(output) as out:
         for source in inputs or ("-",):
+            layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
             fmt, source = formats.resolve(source, input_format, layout)
-            out_fmt = output_format or formats.default_output(fmt)
+            known = formats.column_name(forced_column, fmt, layout) if forced_column is not None else None
+            if known is not None and reads is not None:
+                layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
+            out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
             formats.check(fmt, out_fmt, layout, source_name(source))
             for chunk in formats.tagging_chunks(source, fmt, layout, sentences):
-                # no name for the tags: a chunk's are gone while the next one is tagged
-                formats.write_chunk(out, chunk, tagger.predict_corpus(chunk.corpus) if len(chunk.corpus)
-                                    else [], out_fmt, layout)
+                corpus = chunk.corpus
+                if not len(corpus):
+                    formats.write_chunk(out, chunk, [], out_fmt, layout)
+                    continue
+                tagged = inference.tag_corpus(model, corpus, confidence=marginals, k=nbest, unknown=unknown,
+                                              known=corpus.columns[known] if known is not None else None)
+                formats.write_chunk(out, chunk, tagged.tags, out_fmt, layout, tagged.confidence, tagged.nbest)
+                del tagged  # a chunk's results are gone while the next one is tagged
 
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from structperc import fitting, params
+from structperc import fitting, inference, params
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
 from structperc.features.templates import resolve_template
@@ -20,8 +20,7 @@ from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
 from structperc.model.task import Task
-from structperc.pipeline import (check_tags_match, columns_to_read, data_tags, predict_ids, split_tags,
-                                 with_dictionary)
+from structperc.pipeline import check_tags_match, columns_to_read, data_tags, split_tags, with_dictionary
 
 
 
@@ -48,11 +47,20 @@ class Tagger:
         A state weight for every (attribute, label) pair, or (as CRFsuite) for the pairs seen.
     folds : int
         Jackknife folds of a learnt dictionary (`structperc.features.dictionary`).
+    unknown_tag : str or None
+        A training tag that means "unknown" (partial labels; ``None`` in tag lists means it too).
+    tag_dictionary : bool
+        Learn the tags seen with each frequent word and decode only among them (POS).
 
     Attributes
     ----------
     labels_, features_, weights_, dictionary_, best_epoch_, history_
         Labels (sorted), `FeatureIndex`, `Weights`, learnt dictionary, chosen epoch, `EpochReport` s.
+    calibration_, tag_dictionary_
+        The fitted temperature's record (or None), the decoding `TagDictionary` (or None).
+
+    Inference beyond the best path (`predict_marginals`, `predict_nbest`, `predict_proba_sequence`,
+    ``forced``/``allowed`` tags) is delegated to `structperc.inference`.
 
     References
     ----------
@@ -76,11 +84,12 @@ class Tagger:
                  scheme: str | None = None, constrained: bool | None = None,
                  encoding: str | None = None, epochs: int | None = None, min_count: int = 1,
                  seed: int = 0, dev_split: float = 0.0, refit: bool = True, feature_set: str = "all",
-                 folds: int = 10):
+                 folds: int = 10, unknown_tag: str | None = "?", tag_dictionary: bool = False):
         self.task, self.template, self.columns, self.tag_column = task, template, columns, tag_column
         self.scheme, self.constrained, self.encoding = scheme, constrained, encoding
         self.epochs, self.min_count, self.seed, self.dev_split = epochs, min_count, seed, dev_split
-        self.refit, self.feature_set, self.folds = refit, feature_set, folds
+        self.refit, self.feature_set, self.folds, self.unknown_tag = refit, feature_set, folds, unknown_tag
+        self.tag_dictionary = tag_dictionary
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -107,9 +116,10 @@ class Tagger:
         lines = resolve_template(self.template if self.template is not None else task.template)
         columns = {"tokens": tokens, "tags": tags or task.tag_column, "features": dict(features or {})}
         reads = columns_to_read(task, lines, gold=True)
-        corpus = to_corpus(X, y, task, need_tags=True, reads=reads, dataset_columns=columns)
-        dev_corpus = to_corpus(dev, dev_y, task, need_tags=True, reads=reads,
-                               dataset_columns=columns) if dev is not None else None
+        corpus = to_corpus(X, y, task, need_tags=True, reads=reads, dataset_columns=columns,
+                           unknown=self.unknown_tag)
+        dev_corpus = to_corpus(dev, dev_y, task, need_tags=True, reads=reads, dataset_columns=columns,
+                               unknown=self.unknown_tag) if dev is not None else None
         return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns,
                                 fitting.gazetteer_learner(corpus, task, lines, None), callback,
                                 checkpoint_dir, resume, progress)
@@ -173,15 +183,24 @@ class Tagger:
         self.provenance_ = model.provenance
         self.dictionary_ = model.dictionary
         self.dataset_columns_ = model.dataset_columns
+        self.calibration_ = model.calibration
+        self.tag_dictionary_ = model.tag_dictionary
 
     def _saved_params(self) -> dict:
         """The parameters a model file records (the template is saved as lines of its own)."""
         return {k: v for k, v in self.get_params().items() if k != "template"}
 
+    @property
+    def model_(self) -> schema.Model:
+        """The trained model (weights, features, labels, calibration) as `structperc.model.schema`
+        saves it."""
+        self._check_fitted()
+        return self._model()
+
     def _model(self) -> schema.Model:
         return schema.Model(self.task_, self.labels_, self.template_lines_, self.features_,
                             self.weights_, self._saved_params(), self.provenance_, self.dictionary_,
-                            self.dataset_columns_)
+                            self.dataset_columns_, self.calibration_, self.tag_dictionary_)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "weights_"):
@@ -189,6 +208,7 @@ class Tagger:
 
     def _corpus(self, X: Any, y: Any = None, *, need_tags: bool) -> Corpus:
         return to_corpus(X, y, self.task_, need_tags=need_tags, reads=self.reads(gold=need_tags),
+                         unknown=self.unknown_tag,
                          token_columns=set(self.features_.columns), dataset_columns=self.dataset_columns_)
 
     def _annotated(self, corpus: Corpus) -> Corpus:
@@ -199,20 +219,65 @@ class Tagger:
         self._check_fitted()
         return columns_to_read(self.task_, self.template_lines_, gold=gold, dictionary=self.dictionary_)
 
-    def predict_ids(self, corpus: Corpus) -> np.ndarray:
-        """Best label id of every token of ``corpus`` (ids into ``labels_``)."""
+    def predict_ids(self, corpus: Corpus, allowed: np.ndarray | None = None) -> np.ndarray:
+        """Best label id of every token of ``corpus`` (ids into ``labels_``); ``allowed`` (bool,
+        (n_tokens, L)) restricts each token's labels, by default to the tag dictionary's."""
         self._check_fitted()
-        return predict_ids(self.weights_, self.features_, self._annotated(corpus))
+        if allowed is None and self.tag_dictionary_ is not None:
+            allowed = inference.constraint_mask(self._model(), corpus)
+        return inference.decode(self._model(), self.features_.transform(self._annotated(corpus)), allowed)
 
-    def predict_corpus(self, corpus: Corpus) -> list[str]:
+    def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order, the data's scheme)."""
-        return data_tags(self.predict_ids(corpus), corpus.sent_ptr, self.labels_, self.task_)
+        return data_tags(self.predict_ids(corpus, allowed), corpus.sent_ptr, self.labels_, self.task_)
 
-    def predict(self, X: Any) -> list[list[str]]:
-        """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`, a dataset)."""
+    def predict(self, X: Any, *, forced: inference.Forced | None = None,
+                allowed: inference.Allowed | None = None) -> list[list[str]]:
+        """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`, a dataset);
+        ``forced`` ({position: tag} per sentence) and ``allowed`` ({position: tags}) constrain them."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        return split_tags(self.predict_corpus(corpus, mask), corpus.sent_ptr)
+
+    def _constrained(self, X: Any, forced: Any, allowed: Any) -> tuple[Corpus, np.ndarray | None]:
         self._check_fitted()
         corpus = self._corpus(X, None, need_tags=False)
-        return split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
+        return corpus, inference.constraint_mask(self._model(), corpus, forced=forced, allowed=allowed)
+
+    def predict_marginals(self, X: Any, *, forced: inference.Forced | None = None,
+                          allowed: inference.Allowed | None = None) -> list[list[dict[str, float]]]:
+        """Per sentence, per token, {tag: probability} at the calibrated temperature (exact
+        forward-backward over the decoder's lattice; see `structperc.inference`)."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        return inference.marginal_dicts(self._model(), corpus, mask)
+
+    def predict_nbest(self, X: Any, k: int = 5, *, forced: inference.Forced | None = None,
+                      allowed: inference.Allowed | None = None) -> list[list[tuple[list[str], float]]]:
+        """Per sentence, up to ``k`` (tags, probability) best first (exact list Viterbi)."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        model = self._model()
+        return [[(tags, p) for tags, _, p in paths]
+                for paths in inference.k_best(model, inference.featurize(model, corpus), k, mask)]
+
+    def predict_proba_sequence(self, X: Any, *, forced: inference.Forced | None = None,
+                               allowed: inference.Allowed | None = None) -> list[float]:
+        """The probability of each sentence's predicted tag sequence."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        model = self._model()
+        feats = inference.featurize(model, corpus)
+        return inference.path_probabilities(model, feats, inference.decode(model, feats, mask), mask).tolist()
+
+    def calibrate(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> dict:
+        """Refit the temperature of the probabilities on gold-tagged held-out ``X``; returns the
+        record kept in ``calibration_`` (and saved with the model)."""
+        self.calibration_ = inference.calibrate(self._model(), self.gold_corpus(X, y))
+        return self.calibration_
+
+    def gold_corpus(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> Corpus:
+        """``X`` read with its gold tags, refused if they are another task's (see `evaluate`)."""
+        self._check_fitted()
+        corpus = self._corpus(X, y, need_tags=True)
+        check_tags_match(corpus, self.labels_, self.task_)
+        return corpus
 
     def tag(self, sentence: Sequence[Any]) -> list[str]:
         """Tags of one sentence: a list of tokens, or of tuples when the model reads several columns."""
@@ -226,20 +291,24 @@ class Tagger:
 
         return with_predictions(dataset, self.predict(dataset), column, self.dataset_columns_.get("tags"))
 
-    def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False) -> dict:
-        """A report on gold-tagged data: span P/R/F1 per type (span tasks) and token accuracy."""
+    def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False,
+                 calibration: bool = True) -> dict:
+        """A report on gold-tagged data: span P/R/F1 per type (span tasks) or token accuracy, and
+        (``calibration``) the expected calibration error of the token confidence."""
         from structperc.fitting import tagging_report
 
-        self._check_fitted()
-        corpus = self._corpus(X, y, need_tags=True)
-        check_tags_match(corpus, self.labels_, self.task_)
+        corpus = self.gold_corpus(X, y)
         gold = list(corpus.sentences(self.task_.tag_column))
         pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
-        return tagging_report(gold, pred, self.task_, strict=strict)
+        report = tagging_report(gold, pred, self.task_, strict=strict)
+        if calibration:
+            c = inference.calibration_report(self._model(), corpus)
+            report["calibration"] = {k: c[k] for k in ("temperature", "fitted", "ece", "nll")}
+        return report
 
     def score(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> float:
         """The task's headline number: span F1 or token accuracy."""
-        report = self.evaluate(X, y)
+        report = self.evaluate(X, y, calibration=False)
         return report["micro"]["f1"] if "micro" in report else report["accuracy"]
 
     def save(self, path: str | os.PathLike) -> Path:

@@ -173,6 +173,37 @@ def _looks_like_columns(path: str) -> bool:
     return 2 <= width <= 12 and count >= 0.9 * sum(widths.values())
 
 
+def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.PathLike | None = None,
+              plot: str | os.PathLike | None = None) -> dict:
+    """Refit the temperature of the model at ``model_path`` on gold data ``path`` (held out from its
+    training) and save the model again (to ``out_path``, by default in place, atomically). With
+    ``plot``, a reliability diagram before and after. Returns the calibration record."""
+    from structperc import inference
+
+    if plot:
+        from structperc.plot import require_matplotlib
+
+        require_matplotlib()
+    target = out_path or model_path
+    writable_outputs(target, plot=plot)
+    with writing_lock(target):
+        model = load(model_path)
+        if isinstance(model, Segmenter):
+            raise InputError("'calibrate' takes tagging models; a segmenter's temperature is fitted "
+                             "when it is trained with --dev or --dev-split", str(model_path))
+        corpus = model.gold_corpus(path)
+        before = inference.calibration_report(model.model_, corpus, temperature=1.0)
+        record = model.calibrate(corpus)
+        after = inference.calibration_report(model.model_, corpus)
+        model.save(target)
+    if plot:
+        from structperc.plot import plot_reliability
+
+        plot_reliability({"before (τ = 1)": before, f"after (τ = {record['temperature']:.3g})": after}, plot,
+                         title=f"{Path(path).name}: {model.task_.name}")
+    return record
+
+
 def info(model_path: str | os.PathLike) -> dict:
     """What `structperc.model.info.model_info` says of the model."""
     from structperc.model.info import model_info

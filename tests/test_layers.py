@@ -14,20 +14,21 @@ PACKAGE = Path(__file__).resolve().parents[1] / "structperc"
 #: Floor of every unit (a folder or a top-level module). A module may import its own unit and
 #: units on lower floors; units on the same floor do not import each other.
 FLOORS: dict[str, int] = {
-    "errors": 0, "version": 0, "compiled": 0, "_aot": 0, "_aot_read": 0,
+    "errors": 0, "version": 0, "compiled": 0, "_aot": 0, "_aot_read": 0, "_aot_fb": 0, "_aot_nbest": 0,
+    "_aot_constrained": 0,
     "io": 1,
     "labels": 2,
     "features": 3,
     "model": 4,
     "decode": 5, "train": 5,
-    "pipeline": 6, "inputs": 6, "params": 6, "metrics": 6, "plot": 6,
-    "fitting": 7,
-    "tagger": 8,
-    "segmenter": 9, "ensemble": 9, "cws": 10,
-    "workflows": 11, "streaming": 12,
-    "cli": 13,
-    "binary": 8,
-    "__init__": 14, "__main__": 14,
+    "pipeline": 6, "inputs": 6, "params": 6, "metrics": 6,
+    "inference": 7, "plot": 7, "fitting": 8,
+    "tagger": 9,
+    "segmenter": 10, "ensemble": 10, "cws": 11,
+    "workflows": 12, "streaming": 13,
+    "cli": 14,
+    "binary": 9,
+    "__init__": 15, "__main__": 15,
 }
 #: `io` and `labels` import nothing of the package but these.
 BASE_ONLY = {"io": {"errors", "compiled", "io"}, "labels": {"errors", "labels"}}

@@ -407,7 +407,9 @@ def test_pos_report_accuracy_and_confusions(pos_tagger):
     gold = [[t for _, t in s] for s in POS_SENTS]
     assert pos_tagger.predict(words) == gold
     perfect = pos_tagger.evaluate(words, gold)
+    calibration = perfect.pop("calibration")  # no dev data in training: τ = 1, not fitted
     assert perfect == {"accuracy": 1.0, "confusions": [], "tokens": 20, "sentences": 5}
+    assert calibration["temperature"] == 1.0 and not calibration["fitted"] and 0 <= calibration["ece"] < 0.01
     wrong = [list(s) for s in gold]
     wrong[0][1] = "VERB"          # gold says cat/VERB, the model says NOUN
     wrong[3][2] = "NOUN"          # 你/NOUN, the model says PRON
@@ -434,10 +436,13 @@ def test_pos_model_eval_json_cli(tmp_path):
     r = runner.invoke(main, ["eval", "--model", str(model), "--json", str(gold)])
     assert r.exit_code == 0, (r.output, r.exception)
     report = json.loads(r.stdout)
+    calibration = report.pop("calibration")
     assert report == {"accuracy": pytest.approx(19 / 20), "confusions": [["NOUN", "PROPN", 1]],
                       "tokens": 20, "sentences": 5}
+    assert set(calibration) == {"temperature", "fitted", "ece", "nll"} and calibration["fitted"] is False
     text = runner.invoke(main, ["eval", "--model", str(model), str(gold)])
     assert "token accuracy 95.00 (20 tokens)" in text.stdout
+    assert f"calibration ECE {calibration['ece']:.4f} (15 bins, temperature 1, not fitted)" in text.stdout
     assert "NOUN -> PROPN: 1" in text.stdout
 
 

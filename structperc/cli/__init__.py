@@ -54,10 +54,10 @@ def main() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-from structperc.cli.tagging import evaluate, segment, tag  # noqa: E402
+from structperc.cli.tagging import calibrate, evaluate, segment, tag  # noqa: E402
 from structperc.cli.training import train  # noqa: E402
 
-for _command in (train, tag, evaluate, segment):
+for _command in (train, tag, evaluate, segment, calibrate):
     main.add_command(_command)
 
 

@@ -26,16 +26,51 @@ def _output(path: str):
               help="conll: every input line, token lines with the tag appended; conllu: the tag in the "
                    "column the model predicts; tokens: token<TAB>tag lines; jsonl: one "
                    "{\"tokens\", \"tags\"} object a sentence [default: conllu for CoNLL-U input, else conll].")
+@click.option("--marginals", is_flag=True,
+              help="Add each tag's probability (its marginal at the model's calibrated temperature): a "
+                   "column after the tag (conll, tokens) or a \"confidence\" list (jsonl).")
+@click.option("--nbest", type=click.IntRange(min=1), default=None, metavar="K",
+              help="The K best tag sequences of each sentence with scores and probabilities (jsonl).")
+@click.option("--forced-column", metavar="COLUMN",
+              help="A column of known tags (its name or 1-based number) the prediction must keep; "
+                   "--unknown-tag marks the free ones.")
+@click.option("--unknown-tag", default="?", show_default=True, metavar="TAG",
+              help="In --forced-column: the tag is not known.")
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
-def tag(model_path, output, input_format, output_format, inputs):
+def tag(model_path, output, input_format, output_format, marginals, nbest, forced_column, unknown_tag,
+        inputs):
     """Tag sentences (standard input or FILEs). Every input line comes back in order, each token line
     with the predicted tag appended as a new last column (a gold tag column, if present, is kept:
-    conlleval reads it); CoNLL-U comes back as CoNLL-U with the prediction in its column."""
+    conlleval reads it); CoNLL-U comes back as CoNLL-U with the prediction in its column.
+
+    \b
+    structperc tag --model ner/ --marginals < test.conll
+    structperc tag --model ner/ --nbest 3 --input-format text < sentences.txt
+    structperc tag --model pos/ --forced-column 2 < partly_tagged.conll
+    """
     single_threaded_blas()
     from structperc import streaming
 
     streaming.tag_files(model_path, inputs, _output(output), input_format=input_format,
-                        output_format=output_format)
+                        output_format=output_format, marginals=marginals, nbest=nbest or 0,
+                        forced_column=forced_column, unknown=unknown_tag)
+
+
+@click.command("calibrate")
+@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("--out", "out_path", metavar="DIR", help="Save the calibrated model here [default: --model].")
+@click.option("--plot", metavar="FILE.png",
+              help="Write a reliability diagram (accuracy per confidence bin, before and after).")
+@click.argument("path", metavar="FILE")
+def calibrate(model_path, out_path, plot, path):
+    """Refit the temperature of a model's probabilities on gold-tagged FILE (held out from training:
+    a dev set), minimising the negative log-likelihood of its tags; the model is saved atomically."""
+    single_threaded_blas()
+    from structperc import workflows
+
+    c = workflows.calibrate(model_path, path, out_path=out_path, plot=plot)
+    click.echo(f"temperature {c['temperature']:.4g} on {c['tokens']} tokens: token NLL {c['nll'][0]:.4f} -> "
+               f"{c['nll'][1]:.4f}, ECE {c['ece'][0]:.4f} -> {c['ece'][1]:.4f}")
 
 
 @click.command("eval")

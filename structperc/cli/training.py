@@ -89,12 +89,17 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--tokens-column", default="tokens", show_default=True,
               help="Token column when --train is a dataset (datasets directory, .jsonl, .parquet, hf:NAME).")
 @click.option("--tags-column", help="Tag column of a dataset [default: the task's tag column].")
+@click.option("--tag-dictionary", is_flag=True, default=None,
+              help="Learn the tags seen with each frequent word and decode only among them (POS: faster).")
+@click.option("--unknown-tag", default="?", show_default=True, metavar="TAG",
+              help="A training tag meaning 'unknown' (partial labels: the best path agreeing with the "
+                   "known tags fills it in).")
 @click.option("--plot", metavar="FILE.png",
               help="Write the learning curve (dev score and training mistakes per epoch); needs matplotlib.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
-          tokens_column, tags_column, plot, quiet):
+          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import workflows
@@ -110,9 +115,13 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, template=template,
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
-        feature_set=feature_set)
+        feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag)
     if not quiet:
         extra = f", best epoch {model.best_epoch_}" if (dev_path or dev_split) else ""
+        c = getattr(model, "calibration_", None)
+        if c:
+            extra += (f", temperature {c['temperature']:.3g}: held-out ECE {c['ece'][0]:.4f} -> "
+                      f"{c['ece'][1]:.4f}")
         click.echo(f"saved {path} ({len(model.labels_)} labels, "
                    f"{model.features_.n_state_attributes:,} attributes{extra})", err=True)
 

@@ -231,6 +231,24 @@ def check(fmt: str, out_fmt: str, layout: Layout, name: str) -> None:
                          f"({' '.join(layout.columns)})", name)
 
 
+def column_name(spec: str | int, fmt: str, layout: Layout) -> str:
+    """The column ``spec`` names in input of ``fmt``: a name, or a 1-based column number (CoNLL:
+    the model's columns, ``_`` ones included; CoNLL-U: its ten)."""
+    if fmt not in ("conll", "conllu"):
+        raise InputError(f"a column of known tags needs CoNLL or CoNLL-U input, not {_DESCRIBED[fmt]} input")
+    columns = list(layout.columns) if fmt == "conll" else list(CONLLU_COLUMNS)
+    text = str(spec)
+    if text.isdigit():
+        number = int(text)
+        if not 1 <= number <= len(columns) or columns[number - 1] == "_":
+            raise InputError(f"column {number}: the {fmt} columns are "
+                             f"{', '.join(f'{i + 1} {c}' for i, c in enumerate(columns) if c != '_')}")
+        return columns[number - 1]
+    if text not in columns or text == "_":
+        raise InputError(f"no column {text!r}: the {fmt} columns are {', '.join(c for c in columns if c != '_')}")
+    return text
+
+
 # ------------------------------------------------------------------------------------ reading
 def tagging_chunks(source: Any, fmt: str, layout: Layout, sentences: int = 20_000) -> Iterator[TagChunk]:
     """``source`` in chunks of ``sentences`` sentences, read as ``fmt`` (not `auto`: see `resolve`)."""
@@ -272,8 +290,21 @@ def _text_chunk(sents, numbers, per_line, token, name) -> TagChunk:
 
 
 # ------------------------------------------------------------------------------------ writing
-def write_chunk(out: IO[str], chunk: TagChunk, tags: Sequence[str], out_fmt: str, layout: Layout) -> None:
-    """Write ``chunk`` with its predicted ``tags`` (flat, corpus order) as ``out_fmt``."""
+def write_chunk(out: IO[str], chunk: TagChunk, tags: Sequence[str], out_fmt: str, layout: Layout,
+                confidence: Sequence[float] | np.ndarray | None = None,
+                nbest: Sequence[Sequence[tuple[Sequence[str], float, float]]] | None = None) -> None:
+    """Write ``chunk`` with its predicted ``tags`` (flat, corpus order) as ``out_fmt``; with
+    ``confidence`` (flat) each tag's probability as one more column (``conll``, ``tokens``) or a
+    ``"confidence"`` list (``jsonl``); with ``nbest`` (per sentence) an ``"nbest"`` list (``jsonl``)."""
+    if out_fmt == "jsonl":
+        _write_jsonl(out, chunk, tags, layout, confidence, nbest)
+        return
+    if confidence is not None:
+        if out_fmt not in ("conll", "tokens"):
+            raise InputError(f"probabilities are written as a column of conll or tokens output, or in "
+                             f"jsonl, not in {out_fmt}")
+        sep = " " if out_fmt == "conll" else "\t"
+        tags = [f"{t}{sep}{p:.4f}" for t, p in zip(tags, confidence)]
     if chunk.raw is not None and (out_fmt == "conll" or (out_fmt == "conllu" and chunk.fmt == "conllu")):
         field = CONLLU_COLUMNS.index(layout.tag) if out_fmt == "conllu" else -1
         chunk.raw.write(out, tags, field)
@@ -285,10 +316,7 @@ def write_chunk(out: IO[str], chunk: TagChunk, tags: Sequence[str], out_fmt: str
     if chunk.line_tokens is not None:  # text: one entry per input line, empty lines included
         it = iter(sents)
         sents = [next(it) if n else ([], []) for n in chunk.line_tokens]
-    if out_fmt == "jsonl":
-        out.write("".join(json.dumps({"tokens": list(w), "tags": list(t)}, ensure_ascii=False) + "\n"
-                          for w, t in sents))
-    elif out_fmt == "conllu":
+    if out_fmt == "conllu":
         field = CONLLU_COLUMNS.index(layout.tag)
         out.write("".join(_conllu_sentence(w, t, field) for w, t in sents if w))
     else:
@@ -296,6 +324,31 @@ def write_chunk(out: IO[str], chunk: TagChunk, tags: Sequence[str], out_fmt: str
         keep_empty = out_fmt == "conll"  # text as CoNLL: a blank line for every input line
         out.write("".join("".join(f"{w}{sep}{t}\n" for w, t in zip(ws, ts)) + "\n"
                           for ws, ts in sents if ws or keep_empty))
+
+
+def _write_jsonl(out: IO[str], chunk: TagChunk, tags: Sequence[str], layout: Layout,
+                 confidence: Sequence[float] | np.ndarray | None,
+                 nbest: Sequence[Sequence[tuple[Sequence[str], float, float]]] | None) -> None:
+    """One JSON object a sentence (``text`` input: a line), as ``tagged.schema.json`` describes:
+    ``tokens``, ``tags``, and ``confidence`` and ``nbest`` when asked for."""
+    corpus = chunk.corpus
+    tokens = corpus.columns[layout.token] if len(corpus) else []
+    ptr = corpus.sent_ptr.tolist()
+    objects = []
+    for s, (a, b) in enumerate(zip(ptr[:-1], ptr[1:])):
+        obj: dict = {"tokens": list(tokens[a:b]), "tags": list(tags[a:b])}
+        if confidence is not None:
+            obj["confidence"] = [round(float(p), 6) for p in confidence[a:b]]
+        if nbest is not None:
+            obj["nbest"] = [{"tags": list(t), "score": round(float(score), 6), "probability": round(float(p), 6)}
+                            for t, score, p in nbest[s]]
+        objects.append(obj)
+    if chunk.line_tokens is not None:  # text: one object for every input line, empty lines included
+        it = iter(objects)
+        empty = {"tokens": [], "tags": [], **({"confidence": []} if confidence is not None else {}),
+                 **({"nbest": [{"tags": [], "score": 0.0, "probability": 1.0}]} if nbest is not None else {})}
+        objects = [next(it) if n else empty for n in chunk.line_tokens]
+    out.write("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects))
 
 
 def _conllu_sentence(words: Sequence[str], tags: Sequence[str], field: int) -> str:

@@ -14,8 +14,11 @@ Metadata (format version 1)::
     shapes           {"state": [A, L], "cond": [AT, L + 1, L]}
     params           the estimator's constructor parameters, without the template
     provenance       version, date, epochs, best epoch, seed, dev score, training files …
-    extra            the learnt dictionary: {"gazetteer": …} (NER) or {"cws": {train_words, lexicon}}
+    extra            the learnt dictionary: {"gazetteer": …} (NER) or {"cws": {train_words, lexicon}};
+                     the decoding tag dictionary: {"tag_dictionary": …} (`structperc.features.tagdict`)
     dataset_columns  the `datasets` column names a model was trained from
+    calibration      (when fitted) {"temperature": τ, "source", "tokens", "nll": [before, after],
+                     "ece": [before, after]}: p(path) ∝ exp(score / τ) (`structperc.decode.calibration`)
 
 Arrays: ``keys_<i>`` (per-template sorted attribute keys), ``state_{indptr,indices,values}`` (the
 non-zero state pairs, row-compressed, float32), ``cond_{indptr,indices,values}`` (conditioned
@@ -26,6 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +45,9 @@ from structperc.model.archive import (FORMAT_VERSION, archive_path, dense_rows, 
                                       sparse_rows, state_from_arrays)
 from structperc.model.task import Task
 from structperc.model.weights import Weights
+
+if TYPE_CHECKING:
+    from structperc.features.tagdict import TagDictionary
 
 _SCHEMES = SPAN_SCHEMES + ("none", "bmes")
 #: Errors that mean "these bytes do not describe a model" while reading the metadata.
@@ -68,6 +75,10 @@ class Model:
     dictionary : Gazetteer or SegmentationDictionary or None
         The learnt dictionary whose columns the templates may read.
     dataset_columns : dict
+    calibration : dict or None
+        The fitted temperature and how it was fitted (None: uncalibrated, τ = 1).
+    tag_dictionary : TagDictionary or None
+        Allowed labels per frequent word, applied when decoding (`structperc.features.tagdict`).
     """
 
     task: Task
@@ -79,12 +90,19 @@ class Model:
     provenance: dict = field(default_factory=dict)
     dictionary: ColumnDictionary | None = None
     dataset_columns: dict = field(default_factory=dict)
+    calibration: dict | None = None
+    tag_dictionary: TagDictionary | None = None
     #: The format version of the file it was read from (models built in memory: the current one).
     format_version: int = FORMAT_VERSION
 
     @property
     def label_set(self) -> LabelSet:
         return LabelSet(self.labels)
+
+    @property
+    def temperature(self) -> float:
+        """τ of p(path) ∝ exp(score / τ): the calibrated one, else 1."""
+        return float(self.calibration["temperature"]) if self.calibration else 1.0
 
 
 def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
@@ -93,12 +111,30 @@ def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
     return transition_mask(labels, task.model_scheme if task.constrained else "none")
 
 
-def _dictionary_json(dictionary: ColumnDictionary | None) -> dict:
-    if dictionary is None:
-        return {}
-    if isinstance(dictionary, SegmentationDictionary):
-        return {"cws": dictionary.to_json()}
-    return {"gazetteer": dictionary.to_json()}
+def _extra_json(model: Model) -> dict:
+    extra: dict = {}
+    if isinstance(model.dictionary, SegmentationDictionary):
+        extra["cws"] = model.dictionary.to_json()
+    elif model.dictionary is not None:
+        extra["gazetteer"] = model.dictionary.to_json()
+    if model.tag_dictionary is not None:
+        extra["tag_dictionary"] = model.tag_dictionary.to_json()
+    return extra
+
+
+def _tag_dictionary(extra: dict) -> TagDictionary | None:
+    from structperc.features.tagdict import TagDictionary
+
+    return TagDictionary.from_json(extra["tag_dictionary"]) if extra.get("tag_dictionary") else None
+
+
+def _calibration(meta: dict) -> dict | None:
+    calibration = meta.get("calibration")
+    if calibration is None:
+        return None
+    if not isinstance(calibration, dict) or not float(calibration["temperature"]) > 0:
+        raise ValueError("calibration has no positive temperature")
+    return calibration
 
 
 def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
@@ -126,8 +162,10 @@ def write(path: str | os.PathLike, model: Model) -> Path:
         "features": meta_f,
         "shapes": {"state": list(w.sparse.shape), "cond": list(w.cond[:-1].shape)},
         "params": model.params, "provenance": model.provenance,
-        "extra": _dictionary_json(model.dictionary), "dataset_columns": model.dataset_columns,
+        "extra": _extra_json(model), "dataset_columns": model.dataset_columns,
     }
+    if model.calibration is not None:  # absent, not null, in uncalibrated models: their bytes stay as before
+        meta["calibration"] = model.calibration
     return save_archive(path, meta, arrays)
 
 
@@ -173,9 +211,11 @@ def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
     provenance = meta["provenance"]
     if not isinstance(provenance, dict):
         raise TypeError("provenance is not a mapping")
+    extra = meta.get("extra", {})
     return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end),
-                 dict(meta["params"]), provenance, _dictionary(meta.get("extra", {}), task),
-                 dict(meta.get("dataset_columns", {})), int(meta["format_version"]))
+                 dict(meta["params"]), provenance, _dictionary(extra, task),
+                 dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
+                 int(meta["format_version"]))
 
 
 def file_size(path: str | os.PathLike) -> int:

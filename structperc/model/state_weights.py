@@ -233,10 +233,42 @@ def _concat(parts: list[np.ndarray], dtype) -> np.ndarray:
 
 
 def feature_set(kind: str, X: np.ndarray, y: np.ndarray, n_attributes: int, n_labels: int,
-                extra: tuple[np.ndarray, np.ndarray] | None = None) -> FeatureSet:
-    """Feature set ``kind`` (one of `FEATURE_SETS`) over the training features."""
+                extra: tuple[np.ndarray, np.ndarray] | None = None,
+                allowed: np.ndarray | None = None) -> FeatureSet:
+    """Feature set ``kind`` (one of `FEATURE_SETS`) over the training features.
+
+    With partial labels (``allowed``, bool (n_tokens, L), see `structperc.pipeline.Instances`) the
+    ``"observed"`` set takes the pairs of the tokens whose label is known: (attribute, its label)
+    where one label is allowed, (attribute, each allowed label) where a few are (an IOB2 ``B-NP``
+    next to an unknown tag may be IOBES B-NP or S-NP). A token whose tag is unknown allows every
+    label and adds no pair: pairing its attributes with every label would make their rows dense,
+    and the labels the trainer fills in for it are guesses, not observations.
+    """
     if kind == "all":
         return all_pairs(n_attributes, n_labels)
     if kind == "observed":
+        if allowed is not None:
+            X, y, extra = _known_pairs(X, y, allowed, extra)
         return observed_pairs(X, y, n_attributes, n_labels, extra)
     raise ValueError(f"unknown feature set {kind!r} (choose from {', '.join(FEATURE_SETS)})")
+
+
+def _known_pairs(X: np.ndarray, y: np.ndarray, allowed: np.ndarray,
+                 extra: tuple[np.ndarray, np.ndarray] | None) \
+        -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """`feature_set`'s observed pairs of partially labelled data: the tokens with one allowed label
+    (as ``X``, ``y``) and the (attribute, label) pairs of those with a few (appended to ``extra``)."""
+    count = np.count_nonzero(allowed, axis=1)
+    single = count == 1
+    few = np.flatnonzero((count > 1) & (count < allowed.shape[1]))
+    y_single = np.argmax(allowed[single], axis=1) if single.any() else np.zeros(0, np.int64)
+    rows, labels = [] if extra is None else [np.asarray(extra[0], np.int64)], \
+        [] if extra is None else [np.asarray(extra[1], np.int64)]
+    tok, lab = np.nonzero(allowed[few])
+    for k in range(X.shape[1]):
+        at = X[few[tok], k].astype(np.int64)
+        keep = at >= 0
+        rows.append(at[keep])
+        labels.append(lab[keep].astype(np.int64))
+    pairs = (np.concatenate(rows), np.concatenate(labels)) if rows else None
+    return X[single], y_single.astype(y.dtype, copy=False), pairs

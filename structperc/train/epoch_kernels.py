@@ -19,6 +19,9 @@ AOT_EXPORTS = {
     "train_epoch": "UniTuple(i8, 3)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
                    "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], f8[:, :, ::1], "
                    "f8[:, ::1], f8[::1], i8, i8)",
+    "train_epoch_partial": "UniTuple(i8, 4)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
+                           "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
+                           "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1])",
 }
 
 
@@ -94,6 +97,29 @@ def viterbi_into(state, trans, per_token, end, path, T, delta, back):
     for t in range(T - 1, 0, -1):
         path[t - 1] = back[t, path[t]]
     return best
+
+
+@njit(cache=True, nogil=True)
+def constrained_viterbi(state, trans, end, allowed, path):
+    """`viterbi` over the paths that agree with ``allowed`` (uint8 (T, L): the labels each position
+    may take): ŷ_c of the latent perceptron. Returns -inf (and an arbitrary ``path``) when no
+    allowed path gets through the transitions."""
+    T, L = state.shape
+    return constrained_viterbi_into(state, np.ascontiguousarray(trans), trans.shape[0] == T, end,
+                                    allowed, 0, path, T, np.empty((T, L)),
+                                    np.empty((T, L), dtype=np.int32), np.empty((T, L)))
+
+
+@njit(cache=True, nogil=True)
+def constrained_viterbi_into(state, trans, per_token, end, allowed, a, path, T, delta, back, cstate):
+    """`viterbi_into` with the labels token t may not take (``allowed[a + t]`` zero) scored -inf:
+    the same lattice, transitions and scheme mask included, restricted to the agreeing paths.
+    ``cstate`` is a work array like ``delta``."""
+    L = state.shape[1]
+    for t in range(T):
+        for y in range(L):
+            cstate[t, y] = state[t, y] if allowed[a + t, y] else -np.inf
+    return viterbi_into(cstate, trans, per_token, end, path, T, delta, back)
 
 
 @njit(cache=True, nogil=True)
@@ -224,16 +250,56 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
     (int, int, int)
         Sentences with a mistake, tokens mislabelled, and the updated instance counter c.
     """
+    m, e, c, _ = _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
+                        max_len, np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8))
+    return m, e, c
+
+
+@njit(cache=True, nogil=True)
+def train_epoch_partial(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
+                        max_len, allowed, partial):
+    """`train_epoch` on data with unknown tags: the latent structured perceptron.
+
+    A sentence with ``partial[s]`` set has no single gold path: its "gold" is ŷ_c, the best path
+    under the current weights (the same lattice, scheme mask included) among those that agree with
+    ``allowed`` (uint8 (n_tokens, L): the labels each token may take; every label for an unknown
+    tag), and the update is φ(x, ŷ_c) − φ(x, ŷ) when the unconstrained best path ŷ differs, with
+    averaging as for full labels. A sentence no allowed path gets through (tags the scheme cannot
+    join) counts as an instance with no update. Other sentences train as in `train_epoch`, exactly.
+
+    Returns
+    -------
+    (int, int, int, int)
+        As `train_epoch`, plus the number of sentences skipped for want of an allowed path.
+
+    References
+    ----------
+    X. Sun, T. Matsuzaki, D. Okanohara and J. Tsujii. Latent variable perceptron algorithm for
+    structured classification. IJCAI 2009.
+    E. R. Fernandes and U. Brefeld. Learning from partially annotated sequences. ECML PKDD 2011.
+    """
+    return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
+                  allowed, partial)
+
+
+@njit(cache=True, nogil=True)
+def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
+           allowed, partial):
+    """The epoch of `train_epoch` and `train_epoch_partial` (empty ``partial``: every tag known)."""
     L = Wt.shape[1]
     full = act.shape[0] == 0  # no activity marks: the "all" feature set
     state = np.empty((max_len, L))
     trans = np.empty((max_len, L + 1, L))
     path = np.empty(max_len, dtype=np.int32)
+    gold = np.empty(max_len, dtype=np.int32)
     delta = np.empty((max_len, L))
     back = np.empty((max_len, L), dtype=np.int32)
+    any_partial = partial.shape[0] > 0
+    cstate = np.empty((max_len if any_partial else 0, L))
     per_token = XT.shape[1] > 0
     mistakes = 0
     token_errors = 0
+    skipped = 0
     dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # row offsets are computed, not read
     n = order.shape[0]
     # Software pipeline of prefetches (see `structperc.compiled.intrinsics`): the row offsets of sentence
@@ -255,18 +321,27 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
             continue
         sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans)
         viterbi_into(state, trans, per_token, end, path, T, delta, back)
+        if any_partial and partial[s]:
+            if constrained_viterbi_into(state, trans, per_token, end, allowed, a, gold, T, delta, back,
+                                        cstate) == -np.inf:
+                skipped += 1
+                c += 1
+                continue
+        else:
+            for t in range(T):
+                gold[t] = y[a + t]
         wrong = False
         for t in range(T):
-            if path[t] != y[a + t]:
+            if path[t] != gold[t]:
                 wrong = True
                 break
         if wrong:
             mistakes += 1
             cf = float(c)
             for t in range(T):
-                g = y[a + t]
+                g = gold[t]
                 p = path[t]
-                g_prev = L if t == 0 else y[a + t - 1]
+                g_prev = L if t == 0 else gold[t - 1]
                 p_prev = L if t == 0 else path[t - 1]
                 if g != p:
                     token_errors += 1
@@ -276,7 +351,7 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
                     _add(X, XT, a + t, p_prev, p, -1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
                          g != p)
         c += 1
-    return mistakes, token_errors, c
+    return mistakes, token_errors, c, skipped
 
 
 def warm_up() -> None:
@@ -290,3 +365,9 @@ def warm_up() -> None:
                 np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
                 np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
                 np.zeros((2, 1)), np.zeros(1), 0, 1)
+    train_epoch_partial(np.zeros(1, i64), np.array([0, 1], i64), X, XT, np.zeros(1, i32),
+                        np.array([0, 1], i64), np.zeros(1, np.int16), np.zeros(0, np.uint8),
+                        np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
+                        np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
+                        np.zeros((2, 1)), np.zeros(1), 0, 1, np.ones((1, 1), np.uint8),
+                        np.ones(1, np.uint8))

@@ -31,6 +31,7 @@ class EpochReport:
     seconds: float
     dev_score: float | None = None
     best: bool = False
+    skipped: int = 0  # partially labelled sentences no path through their known tags could fill
 
     @property
     def tokens_per_second(self) -> float:
@@ -39,8 +40,9 @@ class EpochReport:
     def __str__(self) -> str:
         dev = f"  dev {100 * self.dev_score:.2f}{' *' if self.best else ''}" \
             if self.dev_score is not None else ""
+        skipped = f" ({self.skipped} partial with no agreeing path)" if self.skipped else ""
         return (f"epoch {self.epoch}/{self.epochs}  mistakes {self.mistakes}/{self.n_sentences} "
-                f"sentences  {self.token_errors} tokens{dev}  {self.seconds:.2f} s  "
+                f"sentences{skipped}  {self.token_errors} tokens{dev}  {self.seconds:.2f} s  "
                 f"{self.tokens_per_second:,.0f} tokens/s")
 
 
@@ -189,18 +191,30 @@ def check_kernel_inputs(X: np.ndarray, XT: np.ndarray, y: np.ndarray, ptr: np.nd
         raise ValueError("weights, transition mask and labels disagree in the number of labels")
 
 
-def _epoch_kernel():
-    """The compiled training epoch: the ahead-of-time build, else numba's JIT (compiled, or loaded
-    from its cache, here, so that the first timed epoch measures training and not compilation)."""
+def _epoch_kernel(name: str = "train_epoch"):
+    """The compiled training epoch (``train_epoch``, or ``train_epoch_partial`` for data with
+    unknown tags): the ahead-of-time build, else numba's JIT (compiled, or loaded from its cache,
+    here, so that the first timed epoch measures training and not compilation)."""
     from structperc.compiled import loader
 
-    kernel = loader.aot("train_epoch")
+    kernel = loader.aot(name)
     if kernel is None:
         from structperc.train import epoch_kernels
 
         epoch_kernels.warm_up()
-        kernel = epoch_kernels.train_epoch
+        kernel = getattr(epoch_kernels, name)
     return kernel
+
+
+def partial_sentences(allowed: np.ndarray, y: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Which sentences have a token whose allowed labels are not exactly its gold label, uint8 per
+    sentence: those the latent perceptron fills itself (the others train as fully labelled)."""
+    n = len(y)
+    one_hot = allowed[np.arange(n), y] & (np.count_nonzero(allowed, axis=1) == 1)
+    sent_of = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    flags = np.zeros(len(ptr) - 1, dtype=np.uint8)
+    flags[sent_of[~one_hot]] = 1
+    return flags
 
 
 def _average(W: np.ndarray, U: np.ndarray, inv: float, rows: int = 1 << 18,
@@ -235,6 +249,7 @@ def train_perceptron(
     on_epoch_end: Callable[[PerceptronState], None] | None = None,
     consume: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    allowed: np.ndarray | None = None,
 ) -> tuple[Weights, int]:
     """Train (or continue training) until ``state.epoch == epochs``.
 
@@ -259,6 +274,12 @@ def train_perceptron(
     progress
         Receives ``(sentences done, sentences)`` a few dozen times per epoch (the epoch then runs
         as consecutive slices of its order: the same updates in the same order, the same result).
+    allowed
+        Partial labels, bool (n_tokens, L): the labels each token may take (see
+        `structperc.pipeline.Instances`). A sentence whose rows are not all one-hot at ``y`` is
+        filled by the best path that agrees with them (the latent structured perceptron, see
+        `structperc.train.epoch_kernels.train_epoch_partial`); None, or no such sentence, trains
+        exactly as fully labelled data.
 
     Returns
     -------
@@ -270,13 +291,25 @@ def train_perceptron(
     ----------
     M. Collins. Discriminative training methods for hidden Markov models: theory and experiments
     with perceptron algorithms. EMNLP 2002.
+    X. Sun, T. Matsuzaki, D. Okanohara and J. Tsujii. Latent variable perceptron algorithm for
+    structured classification. IJCAI 2009 (unknown tags, ``allowed``).
+    E. R. Fernandes and U. Brefeld. Learning from partially annotated sequences. ECML PKDD 2011.
     """
-    train_epoch = _epoch_kernel()
-
     c = np.ascontiguousarray  # the dtypes the compiled epoch was built for
     X, XT, y = c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32), c(y, dtype=np.int32)
     ptr, mask, end = c(feats.sent_ptr, dtype=np.int64), c(mask, dtype=np.float64), c(end, dtype=np.float64)
     check_kernel_inputs(X, XT, y, ptr, state, mask, end)
+    partial = None
+    if allowed is not None:
+        L = state.Wt.shape[1]
+        if allowed.shape != (len(y), L):
+            raise ValueError(f"allowed labels of shape {allowed.shape}, expected {(len(y), L)}")
+        partial = partial_sentences(np.asarray(allowed, dtype=bool), y, ptr)
+        if partial.any():
+            allowed = c(allowed, dtype=bool).view(np.uint8)
+        else:
+            partial = None  # every sentence fully labelled: the fully labelled epoch, exactly
+    train_epoch = _epoch_kernel("train_epoch" if partial is None else "train_epoch_partial")
     n_sent, n_tok = len(ptr) - 1, int(ptr[-1])
     max_len = int(np.diff(ptr).max())
     step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
@@ -286,18 +319,23 @@ def train_perceptron(
     while state.epoch < epochs:
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
-        mistakes = token_errors = 0
+        mistakes = token_errors = skipped = 0
         for a in range(0, n_sent, step):  # one slice unless progress is reported
-            m, e, state.c = train_epoch(order[a:a + step], ptr, X, XT, y, state.ptr, state.labels,
-                                        state.active, state.W, state.U, state.Wt, state.Ut, state.Wc,
-                                        state.Uc, mask, end, state.c, max_len)
+            args = (order[a:a + step], ptr, X, XT, y, state.ptr, state.labels, state.active, state.W,
+                    state.U, state.Wt, state.Ut, state.Wc, state.Uc, mask, end, state.c, max_len)
+            if partial is None:
+                m, e, state.c = train_epoch(*args)
+            else:
+                m, e, state.c, k = train_epoch(*args, allowed, partial)
+                skipped += k
             mistakes, token_errors = mistakes + m, token_errors + e
             if progress is not None:
                 progress(min(a + step, n_sent), n_sent)
         state.epoch += 1
         state.rng_state = rng.bit_generator.state
         seconds = time.perf_counter() - started
-        report = EpochReport(state.epoch, epochs, int(mistakes), int(token_errors), n_sent, n_tok, seconds)
+        report = EpochReport(state.epoch, epochs, int(mistakes), int(token_errors), n_sent, n_tok, seconds,
+                             skipped=int(skipped))
         if dev_score is not None:
             report.dev_score = float(dev_score(state.averaged(mask, end, rows=dev_rows)))
             if state.best_score is None or report.dev_score > state.best_score:

@@ -1,0 +1,261 @@
+"""Inference beyond the best path on a `Model`: constraints, token marginals, path probabilities,
+k-best lists and calibration, in the data's tag scheme.
+
+The decoders below (`structperc.decode`) work on label ids of the model's scheme (IOBES for span
+tasks); users read and write tags of their data's scheme (IOB2). This module is the bridge, in one
+place:
+
+- **Constraints** (forced tags, allowed-tag sets, a column of known tags, the model's tag dictionary)
+  become one bool mask (n_tokens, L) over the model's labels. A data tag allows every model label that
+  reads as it (IOB2 ``B-PER`` allows IOBES ``B-PER`` and ``S-PER``; `structperc.labels.partial`); the
+  scheme's transition mask then keeps only consistent paths. An explicit constraint on a token
+  replaces the tag dictionary's entry there (the user knows better than the dictionary).
+- **Marginals** over model labels are summed into data tags (a data tag's probability is the mass of
+  the model labels reading as it), at the model's calibrated temperature (`Model.temperature`).
+- **Calibration** fits that temperature on held-out gold data (`structperc.decode.calibration`) and
+  reports the expected calibration error of the token confidence before and after.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from structperc.decode.calibration import fit_temperature, token_nll
+from structperc.decode.decoder import no_path, predict
+from structperc.decode.marginals import marginals, path_log_probs
+from structperc.decode.nbest import nbest
+from structperc.errors import InputError
+from structperc.features.index import Features
+from structperc.io.corpus import Corpus
+from structperc.labels.partial import label_projection
+from structperc.metrics import expected_calibration_error
+from structperc.model.schema import Model
+from structperc.pipeline import data_tags, hidden_tags, model_tags, with_dictionary
+
+#: Per sentence, position -> a tag (forced) or a set of tags (allowed).
+Forced = Sequence[Mapping[int, str]]
+Allowed = Sequence[Mapping[int, Iterable[str]]]
+
+
+def featurize(model: Model, corpus: Corpus) -> Features:
+    """Attribute ids of ``corpus``, with the model's dictionary columns added when it reads them and
+    the corpus lacks them (a held-out slice of jackknifed training data keeps its honest columns)."""
+    if model.dictionary is not None and set(model.dictionary.columns) <= set(corpus.columns):
+        return model.features.transform(corpus)
+    return model.features.transform(with_dictionary(corpus, model.dictionary, model.templates))
+
+
+def _projection(model: Model) -> dict[str, np.ndarray]:
+    return label_projection(model.labels, model.task.model_scheme, model.task.scheme)
+
+
+def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = None,
+                    allowed: Allowed | None = None, known: Sequence[str | None] | None = None,
+                    unknown: str = "?", tag_dictionary: bool = True) -> np.ndarray | None:
+    """The bool mask (n_tokens, L) of the labels each token may take, or None when nothing constrains.
+
+    ``forced``/``allowed`` give per sentence a mapping from token position to a tag or a set of
+    tags; ``known`` gives a tag per token (flat, corpus order) with ``unknown`` (or None) where the
+    tag is free. The model's tag dictionary applies to the tokens no explicit constraint names.
+    """
+    ptr = corpus.sent_ptr
+    n, L = int(ptr[-1]), len(model.labels)
+    explicit = np.zeros(n, dtype=bool)
+    mask = np.ones((n, L), dtype=bool)
+    projection = _projection(model)
+
+    def labels_of(tags: Iterable[str], where: str) -> np.ndarray:
+        tags = [tags] if isinstance(tags, str) else list(tags)
+        out = np.zeros(L, dtype=bool)
+        for tag in tags:
+            if tag not in projection:
+                raise InputError(f"{where}: tag {tag!r} is not one of this model's tags "
+                                 f"({', '.join(sorted(projection)[:8])}{', …' if len(projection) > 8 else ''})")
+            out[projection[tag]] = True
+        return out
+
+    for name, given in (("forced", forced), ("allowed", allowed)):
+        if given is None:
+            continue
+        if len(given) != len(ptr) - 1:
+            raise InputError(f"{name} has {len(given)} entries for {len(ptr) - 1} sentences")
+        for s, positions in enumerate(given):
+            size = int(ptr[s + 1] - ptr[s])
+            for pos, tags in (positions or {}).items():
+                if not isinstance(pos, (int, np.integer)) or not 0 <= pos < size:
+                    raise InputError(f"{name}: sentence {s} has {size} tokens; position {pos!r} is not one")
+                row = int(ptr[s]) + int(pos)
+                mask[row] &= labels_of(tags, f"{name}: sentence {s}, token {pos}")
+                explicit[row] = True
+    if known is not None:
+        if len(known) != n:
+            raise InputError(f"the known tags are {len(known)} for {n} tokens")
+        values = np.array([unknown if t is None else t for t in known], dtype=object)
+        rows = np.flatnonzero(values != unknown)
+        tags, inverse = np.unique(values[rows].astype(str), return_inverse=True)
+        table = np.array([labels_of(t, f"{corpus.source}: the known tags") for t in tags.tolist()],
+                         dtype=bool).reshape(len(tags), L)
+        mask[rows] &= table[inverse]
+        explicit[rows] = True
+    if tag_dictionary and model.tag_dictionary is not None:
+        words, codes = corpus.factorize(model.task.token_column)  # each distinct word looked up once
+        by_word = model.tag_dictionary.allowed(words, model.labels, codes)
+        mask[~explicit] &= by_word[~explicit]
+    elif not explicit.any():
+        return None
+    return mask
+
+
+def decode(model: Model, feats: Features, mask: np.ndarray | None) -> np.ndarray:
+    """Best label id per token under ``mask``; a sentence the mask leaves no path through is refused
+    (constraints are honoured exactly or not at all)."""
+    ids = predict(model.weights, feats, allowed=mask)
+    if mask is not None:
+        stuck = no_path(ids, feats.sent_ptr)
+        if len(stuck):
+            more = f" (and {len(stuck) - 1} more)" if len(stuck) > 1 else ""
+            raise InputError(f"sentence {int(stuck[0]) + 1}{more}: its forced or allowed tags (or the tag "
+                             "dictionary) leave no tag sequence this model can produce")
+    return ids
+
+
+def projection_matrix(model: Model) -> tuple[list[str], np.ndarray]:
+    """The data's tags (sorted) and the 0/1 matrix (L, D) summing model-label mass into them."""
+    projection = _projection(model)
+    tags = sorted(projection)
+    M = np.zeros((len(model.labels), len(tags)))
+    for j, tag in enumerate(tags):
+        M[projection[tag], j] = 1.0
+    return tags, M
+
+
+def data_marginals(model: Model, feats: Features, mask: np.ndarray | None,
+                   temperature: float | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Token marginals over the data's tags: (tags, probabilities (n_tokens, D), log Z per sentence)."""
+    tau = model.temperature if temperature is None else temperature
+    probs, log_z = marginals(model.weights, feats, tau, allowed=mask)
+    tags, M = projection_matrix(model)
+    return tags, probs @ M, log_z
+
+
+def marginal_dicts(model: Model, corpus: Corpus, mask: np.ndarray | None = None) \
+        -> list[list[dict[str, float]]]:
+    """Per sentence, per token, {data tag: probability} (sklearn-crfsuite's ``predict_marginals``
+    shape)."""
+    tags, probs, _ = data_marginals(model, featurize(model, corpus), mask)
+    rows = [dict(zip(tags, row)) for row in probs.tolist()]
+    ptr = corpus.sent_ptr.tolist()
+    return [rows[ptr[i]:ptr[i + 1]] for i in range(len(ptr) - 1)]
+
+
+def token_confidence(model: Model, feats: Features, ids: np.ndarray, sent_ptr: np.ndarray,
+               mask: np.ndarray | None = None, temperature: float | None = None) \
+        -> tuple[list[str], np.ndarray]:
+    """The data tags of label ids ``ids`` and each one's marginal probability."""
+    tags, probs, _ = data_marginals(model, feats, mask, temperature)
+    column = {t: j for j, t in enumerate(tags)}
+    predicted = data_tags(ids, sent_ptr, model.labels, model.task)
+    cols = np.fromiter((column.get(t, 0) for t in predicted), dtype=np.int64, count=len(predicted))
+    return predicted, probs[np.arange(len(predicted)), cols]
+
+
+def path_probabilities(model: Model, feats: Features, ids: np.ndarray,
+                       mask: np.ndarray | None = None) -> np.ndarray:
+    """p(labels ``ids`` of each sentence) at the model's temperature (under ``mask``'s lattice)."""
+    return np.exp(path_log_probs(model.weights, feats, ids, model.temperature, allowed=mask))
+
+
+def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None) \
+        -> list[list[tuple[list[str], float, float]]]:
+    """Per sentence, up to ``k`` (data tags, score, probability) best first (fewer when the lattice
+    has fewer paths). Ties keep Viterbi's order (`structperc.decode.nbest`)."""
+    result = nbest(model.weights, feats, k, allowed=mask)
+    _, log_z = marginals(model.weights, feats, model.temperature, allowed=mask)
+    ptr = feats.sent_ptr
+    out: list[list[tuple[list[str], float, float]]] = []
+    for s in range(len(ptr) - 1):
+        a, b = int(ptr[s]), int(ptr[s + 1])
+        paths = []
+        for r in range(result.scores.shape[1]):
+            score = float(result.scores[s, r])
+            if score == -np.inf:
+                break
+            sub = result.ids[r, a:b]
+            tags = data_tags(sub, np.array([0, b - a]), model.labels, model.task)
+            paths.append((tags, score, float(np.exp(score / model.temperature - log_z[s]))))
+        out.append(paths)
+    return out
+
+
+@dataclass
+class Tagged:
+    """A corpus's predictions with what was asked for beside them (`tag_corpus`)."""
+
+    tags: list[str]
+    #: Marginal probability of each predicted tag (flat), when asked for.
+    confidence: np.ndarray | None = None
+    #: Per sentence, the k best (tags, score, probability), when asked for.
+    nbest: list[list[tuple[list[str], float, float]]] | None = None
+
+
+def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int = 0,
+               known: Sequence[str | None] | None = None, unknown: str = "?") -> Tagged:
+    """Tag ``corpus`` under the model's tag dictionary and the ``known`` tags (flat, ``unknown`` =
+    free); with ``confidence`` each tag's marginal probability, with ``k`` the k best paths."""
+    feats = featurize(model, corpus)
+    mask = constraint_mask(model, corpus, known=known, unknown=unknown)
+    ids = decode(model, feats, mask)
+    if confidence:
+        tags, conf = token_confidence(model, feats, ids, corpus.sent_ptr, mask)
+    else:
+        tags, conf = data_tags(ids, corpus.sent_ptr, model.labels, model.task), None
+    return Tagged(tags, conf, k_best(model, feats, k, mask) if k else None)
+
+
+def _unknown(model: Model) -> str | None:
+    return model.params.get("unknown_tag", "?")
+
+
+def gold_ids(model: Model, corpus: Corpus) -> np.ndarray:
+    """Gold label ids (model scheme) of a gold-tagged corpus; −1 for tags the model does not know
+    and for unknown tags (partially labelled held-out data)."""
+    ids = model.label_set.encode(model_tags(corpus, model.task), unknown=-1)
+    hidden = hidden_tags(corpus, model.task, _unknown(model))
+    if hidden is not None:
+        ids[hidden] = -1
+    return ids
+
+
+def calibration_report(model: Model, corpus: Corpus, feats: Features | None = None,
+                       mask: np.ndarray | None = None, temperature: float | None = None) -> dict[str, Any]:
+    """ECE (15 bins) and token NLL of the token confidence on gold-tagged ``corpus``, at
+    ``temperature`` (default: the model's); tokens with an unknown gold tag are left out."""
+    feats = featurize(model, corpus) if feats is None else feats
+    tau = model.temperature if temperature is None else temperature
+    ids = decode(model, feats, mask)
+    predicted, conf = token_confidence(model, feats, ids, corpus.sent_ptr, mask, tau)
+    gold = corpus.columns[model.task.tag_column]
+    correct = np.fromiter((p == g for p, g in zip(predicted, gold)), dtype=bool, count=len(gold))
+    hidden = hidden_tags(corpus, model.task, _unknown(model))
+    if hidden is not None:  # unknown gold tags (partial labels) are neither right nor wrong
+        conf, correct = conf[~hidden], correct[~hidden]
+    return {"temperature": tau, "fitted": model.calibration is not None or temperature is not None,
+            "ece": expected_calibration_error(conf, correct),
+            "nll": token_nll(model.weights, feats, gold_ids(model, corpus), tau, mask),
+            "confidence": conf, "correct": correct}
+
+
+def calibrate(model: Model, corpus: Corpus) -> dict[str, Any]:
+    """Fit the model's temperature on gold-tagged held-out ``corpus``; returns the calibration
+    record `Model.calibration` stores (temperature, source, tokens, NLL and ECE before and after)."""
+    if corpus.n_tokens == 0:
+        raise InputError("no tokens to calibrate on", corpus.source)
+    feats = featurize(model, corpus)
+    mask = constraint_mask(model, corpus)
+    tau = fit_temperature(model.weights, feats, gold_ids(model, corpus), mask)
+    before = calibration_report(model, corpus, feats, mask, temperature=1.0)
+    after = calibration_report(model, corpus, feats, mask, temperature=tau)
+    return {"temperature": tau, "source": corpus.source, "tokens": corpus.n_tokens,
+            "nll": [before["nll"], after["nll"]], "ece": [before["ece"], after["ece"]]}
