@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from structperc import fitting, inference, params
+from structperc.assessment import Assessment
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
 from structperc.features.templates import resolve_template
@@ -20,11 +21,11 @@ from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
 from structperc.model.task import Task
-from structperc.pipeline import check_tags_match, columns_to_read, data_tags, split_tags, with_dictionary
+from structperc.pipeline import columns_to_read, data_tags, split_tags, with_dictionary
 
 
 
-class Tagger:
+class Tagger(Assessment):
     """A sequence tagger trained with the averaged structured perceptron (Collins 2002).
 
     Parameters (keyword-only, stored as given; checked when fitting)
@@ -59,8 +60,9 @@ class Tagger:
     calibration_, tag_dictionary_
         The fitted temperature's record (or None), the decoding `TagDictionary` (or None).
 
-    Inference beyond the best path (`predict_marginals`, `predict_nbest`, `predict_proba_sequence`,
-    ``forced``/``allowed`` tags) is delegated to `structperc.inference`.
+    Scores on gold data (`evaluate`, `score`) and inference beyond the best path (`predict_marginals`,
+    `predict_nbest`, `predict_proba_sequence`, `calibrate`) come from `structperc.assessment.Assessment`;
+    ``forced``/``allowed`` tags from `structperc.inference`.
 
     References
     ----------
@@ -154,7 +156,7 @@ class Tagger:
         if learner is not None:
             corpus, self.dictionary_ = jackknifed(corpus, learner, self.folds, self.seed)
             dev_corpus = self._annotated(dev_corpus) if dev_corpus is not None else None
-        result = fitting.continue_training(self._model(), corpus, dev_corpus,
+        result = fitting.continue_training(self.model_, corpus, dev_corpus,
                                            epochs=epochs or self.task_.epochs, callback=callback,
                                            progress=progress)
         self._keep(result)
@@ -174,17 +176,11 @@ class Tagger:
         self.history_ = result.history
 
     def _set_model(self, model: schema.Model) -> None:
-        self.task_ = model.task
-        self.labels_ = model.labels
-        self.label_set_ = LabelSet(model.labels)
-        self.template_lines_ = model.templates
-        self.features_ = model.features
-        self.weights_ = model.weights
-        self.provenance_ = model.provenance
-        self.dictionary_ = model.dictionary
-        self.dataset_columns_ = model.dataset_columns
-        self.calibration_ = model.calibration
-        self.tag_dictionary_ = model.tag_dictionary
+        self.task_, self.labels_, self.label_set_ = model.task, model.labels, LabelSet(model.labels)
+        self.template_lines_, self.features_, self.weights_ = model.templates, model.features, model.weights
+        self.provenance_, self.dictionary_, self.dataset_columns_ = \
+            model.provenance, model.dictionary, model.dataset_columns
+        self.calibration_, self.tag_dictionary_ = model.calibration, model.tag_dictionary
 
     def _saved_params(self) -> dict:
         """The parameters a model file records (the template is saved as lines of its own)."""
@@ -192,12 +188,8 @@ class Tagger:
 
     @property
     def model_(self) -> schema.Model:
-        """The trained model (weights, features, labels, calibration) as `structperc.model.schema`
-        saves it."""
+        """The trained model (weights, features, labels, calibration), as `structperc.model.schema` saves it."""
         self._check_fitted()
-        return self._model()
-
-    def _model(self) -> schema.Model:
         return schema.Model(self.task_, self.labels_, self.template_lines_, self.features_,
                             self.weights_, self._saved_params(), self.provenance_, self.dictionary_,
                             self.dataset_columns_, self.calibration_, self.tag_dictionary_)
@@ -224,8 +216,8 @@ class Tagger:
         (n_tokens, L)) restricts each token's labels, by default to the tag dictionary's."""
         self._check_fitted()
         if allowed is None and self.tag_dictionary_ is not None:
-            allowed = inference.constraint_mask(self._model(), corpus)
-        return inference.decode(self._model(), self.features_.transform(self._annotated(corpus)), allowed)
+            allowed = inference.constraint_mask(self.model_, corpus)
+        return inference.decode(self.model_, self.features_.transform(self._annotated(corpus)), allowed)
 
     def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order, the data's scheme)."""
@@ -237,47 +229,6 @@ class Tagger:
         ``forced`` ({position: tag} per sentence) and ``allowed`` ({position: tags}) constrain them."""
         corpus, mask = self._constrained(X, forced, allowed)
         return split_tags(self.predict_corpus(corpus, mask), corpus.sent_ptr)
-
-    def _constrained(self, X: Any, forced: Any, allowed: Any) -> tuple[Corpus, np.ndarray | None]:
-        self._check_fitted()
-        corpus = self._corpus(X, None, need_tags=False)
-        return corpus, inference.constraint_mask(self._model(), corpus, forced=forced, allowed=allowed)
-
-    def predict_marginals(self, X: Any, *, forced: inference.Forced | None = None,
-                          allowed: inference.Allowed | None = None) -> list[list[dict[str, float]]]:
-        """Per sentence, per token, {tag: probability} at the calibrated temperature (exact
-        forward-backward over the decoder's lattice; see `structperc.inference`)."""
-        corpus, mask = self._constrained(X, forced, allowed)
-        return inference.marginal_dicts(self._model(), corpus, mask)
-
-    def predict_nbest(self, X: Any, k: int = 5, *, forced: inference.Forced | None = None,
-                      allowed: inference.Allowed | None = None) -> list[list[tuple[list[str], float]]]:
-        """Per sentence, up to ``k`` (tags, probability) best first (exact list Viterbi)."""
-        corpus, mask = self._constrained(X, forced, allowed)
-        model = self._model()
-        return [[(tags, p) for tags, _, p in paths]
-                for paths in inference.k_best(model, inference.featurize(model, corpus), k, mask)]
-
-    def predict_proba_sequence(self, X: Any, *, forced: inference.Forced | None = None,
-                               allowed: inference.Allowed | None = None) -> list[float]:
-        """The probability of each sentence's predicted tag sequence."""
-        corpus, mask = self._constrained(X, forced, allowed)
-        model = self._model()
-        feats = inference.featurize(model, corpus)
-        return inference.path_probabilities(model, feats, inference.decode(model, feats, mask), mask).tolist()
-
-    def calibrate(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> dict:
-        """Refit the temperature of the probabilities on gold-tagged held-out ``X``; returns the
-        record kept in ``calibration_`` (and saved with the model)."""
-        self.calibration_ = inference.calibrate(self._model(), self.gold_corpus(X, y))
-        return self.calibration_
-
-    def gold_corpus(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> Corpus:
-        """``X`` read with its gold tags, refused if they are another task's (see `evaluate`)."""
-        self._check_fitted()
-        corpus = self._corpus(X, y, need_tags=True)
-        check_tags_match(corpus, self.labels_, self.task_)
-        return corpus
 
     def tag(self, sentence: Sequence[Any]) -> list[str]:
         """Tags of one sentence: a list of tokens, or of tuples when the model reads several columns."""
@@ -291,30 +242,10 @@ class Tagger:
 
         return with_predictions(dataset, self.predict(dataset), column, self.dataset_columns_.get("tags"))
 
-    def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False,
-                 calibration: bool = True) -> dict:
-        """A report on gold-tagged data: span P/R/F1 per type (span tasks) or token accuracy, and
-        (``calibration``) the expected calibration error of the token confidence."""
-        from structperc.fitting import tagging_report
-
-        corpus = self.gold_corpus(X, y)
-        gold = list(corpus.sentences(self.task_.tag_column))
-        pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
-        report = tagging_report(gold, pred, self.task_, strict=strict)
-        if calibration:
-            c = inference.calibration_report(self._model(), corpus)
-            report["calibration"] = {k: c[k] for k in ("temperature", "fitted", "ece", "nll")}
-        return report
-
-    def score(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> float:
-        """The task's headline number: span F1 or token accuracy."""
-        report = self.evaluate(X, y, calibration=False)
-        return report["micro"]["f1"] if "micro" in report else report["accuracy"]
-
     def save(self, path: str | os.PathLike) -> Path:
         """Write the model atomically to directory ``path`` (see `structperc.model.schema`)."""
         self._check_fitted()
-        return schema.write(path, self._model())
+        return schema.write(path, self.model_)
 
     @classmethod
     def from_model(cls, model: schema.Model) -> "Tagger":
@@ -337,7 +268,7 @@ class Tagger:
         from structperc.model.compress import compress
 
         self._check_fitted()
-        out = type(self).from_model(compress(self._model(), keep=keep, threshold=threshold,
+        out = type(self).from_model(compress(self.model_, keep=keep, threshold=threshold,
                                              prune_vocabulary=prune_vocabulary))
         out.__dict__.update(self.get_params(), best_epoch_=self.best_epoch_, history_=list(self.history_))
         return out

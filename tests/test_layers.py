@@ -22,13 +22,13 @@ FLOORS: dict[str, int] = {
     "model": 4,
     "decode": 5, "train": 5,
     "pipeline": 6, "inputs": 6, "params": 6, "metrics": 6,
-    "inference": 7, "plot": 7, "fitting": 8,
-    "tagger": 9,
-    "segmenter": 10, "ensemble": 10, "cws": 11,
-    "workflows": 12, "streaming": 13,
-    "cli": 14,
-    "binary": 9,
-    "__init__": 15, "__main__": 15,
+    "inference": 7, "plot": 7, "fitting": 8, "assessment": 9,
+    "tagger": 10,
+    "segmenter": 11, "ensemble": 11, "sklearn": 11, "cws": 12,
+    "workflows": 13, "streaming": 14, "spacy_component": 14,
+    "cli": 15,
+    "binary": 10,
+    "__init__": 16, "__main__": 16,
 }
 #: `io` and `labels` import nothing of the package but these.
 BASE_ONLY = {"io": {"errors", "compiled", "io"}, "labels": {"errors", "labels"}}

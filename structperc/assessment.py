@@ -1,0 +1,99 @@
+"""What a tagger says about its own output: scores on gold data, and probabilities — marginals, k-best
+lists, sequence probabilities and the calibration of their temperature — each one call into
+`structperc.fitting` or `structperc.inference` (kept out of `Tagger`, which keeps training, prediction
+and persistence)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from structperc import inference
+from structperc.fitting import tagging_report
+from structperc.io.corpus import Corpus
+from structperc.model import schema
+from structperc.model.task import Task
+from structperc.pipeline import check_tags_match, split_tags
+
+
+class Assessment:
+    """Mixed into `structperc.tagger.Tagger`: what it adds needs only the trained model, the corpus
+    reader and the fitted check, which the estimator provides."""
+
+    calibration_: dict | None
+
+    def _check_fitted(self) -> None:
+        raise NotImplementedError
+
+    def _corpus(self, X: Any, y: Any = None, *, need_tags: bool) -> Corpus:
+        raise NotImplementedError
+
+    @property
+    def model_(self) -> schema.Model:
+        raise NotImplementedError
+
+    labels_: list[str]
+    task_: Task
+
+    def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
+        raise NotImplementedError
+
+    def gold_corpus(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> Corpus:
+        """``X`` read with its gold tags, refused if they are another task's (see `evaluate`)."""
+        self._check_fitted()
+        corpus = self._corpus(X, y, need_tags=True)
+        check_tags_match(corpus, self.labels_, self.task_)
+        return corpus
+
+    def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False,
+                 calibration: bool = True) -> dict:
+        """A report on gold-tagged data: span P/R/F1 per type (span tasks) or token accuracy, and
+        (``calibration``) the expected calibration error of the token confidence."""
+        corpus = self.gold_corpus(X, y)
+        gold = list(corpus.sentences(self.task_.tag_column))
+        pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
+        report = tagging_report(gold, pred, self.task_, strict=strict)
+        if calibration:
+            c = inference.calibration_report(self.model_, corpus)
+            report["calibration"] = {k: c[k] for k in ("temperature", "fitted", "ece", "nll")}
+        return report
+
+    def score(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> float:
+        """The task's headline number: span F1 or token accuracy."""
+        report = self.evaluate(X, y, calibration=False)
+        return report["micro"]["f1"] if "micro" in report else report["accuracy"]
+
+    def _constrained(self, X: Any, forced: Any, allowed: Any) -> tuple[Corpus, np.ndarray | None]:
+        self._check_fitted()
+        corpus = self._corpus(X, None, need_tags=False)
+        return corpus, inference.constraint_mask(self.model_, corpus, forced=forced, allowed=allowed)
+
+    def predict_marginals(self, X: Any, *, forced: inference.Forced | None = None,
+                          allowed: inference.Allowed | None = None) -> list[list[dict[str, float]]]:
+        """Per sentence, per token, {tag: probability} at the calibrated temperature (exact
+        forward-backward over the decoder's lattice; see `structperc.inference`)."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        return inference.marginal_dicts(self.model_, corpus, mask)
+
+    def predict_nbest(self, X: Any, k: int = 5, *, forced: inference.Forced | None = None,
+                      allowed: inference.Allowed | None = None) -> list[list[tuple[list[str], float]]]:
+        """Per sentence, up to ``k`` (tags, probability) best first (exact list Viterbi)."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        model = self.model_
+        return [[(tags, p) for tags, _, p in paths]
+                for paths in inference.k_best(model, inference.featurize(model, corpus), k, mask)]
+
+    def predict_proba_sequence(self, X: Any, *, forced: inference.Forced | None = None,
+                               allowed: inference.Allowed | None = None) -> list[float]:
+        """The probability of each sentence's predicted tag sequence."""
+        corpus, mask = self._constrained(X, forced, allowed)
+        model = self.model_
+        feats = inference.featurize(model, corpus)
+        return inference.path_probabilities(model, feats, inference.decode(model, feats, mask), mask).tolist()
+
+    def calibrate(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> dict:
+        """Refit the temperature of the probabilities on gold-tagged held-out ``X``; returns the
+        record kept in ``calibration_`` (and saved with the model)."""
+        self.calibration_ = inference.calibrate(self.model_, self.gold_corpus(X, y))
+        return self.calibration_
+
