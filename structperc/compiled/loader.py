@@ -27,14 +27,18 @@ from types import ModuleType
 from typing import Any, Callable
 
 #: Ahead-of-time extension modules and the kernel modules (relative to the package) each is built from.
+#: A group's digest must cover every module whose code its build compiles in: the kernel modules
+#: and what they import. compiled.intrinsics: the compiler intrinsics the epoch and the Viterbi step
+#: use; decode.score_kernels: the tagging lattice (token scores, transition tables, Viterbi step)
+#: that the four tagging-side kernels share, so that an edit there makes all four builds stale.
 GROUPS: dict[str, tuple[str, ...]] = {
-    # compiled.intrinsics: the compiler intrinsics the epoch and the tagging decoder use
-    "_aot": ("train.epoch_kernels", "decode.tag_kernels", "model.weight_kernels", "compiled.intrinsics"),
+    "_aot": ("train.epoch_kernels", "decode.tag_kernels", "model.weight_kernels", "decode.score_kernels",
+             "compiled.intrinsics"),
     "_aot_read": ("io.read_kernels",),
     # inference beyond the best path (issue 16): forward-backward, k-best, constrained decoding
-    "_aot_fb": ("decode.fb_kernels", "compiled.intrinsics"),
-    "_aot_nbest": ("decode.nbest_kernels", "compiled.intrinsics"),
-    "_aot_constrained": ("decode.constrained_kernels", "compiled.intrinsics"),
+    "_aot_fb": ("decode.fb_kernels", "decode.score_kernels", "compiled.intrinsics"),
+    "_aot_nbest": ("decode.nbest_kernels", "decode.score_kernels", "compiled.intrinsics"),
+    "_aot_constrained": ("decode.constrained_kernels", "decode.score_kernels", "compiled.intrinsics"),
 }
 
 

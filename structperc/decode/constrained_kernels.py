@@ -2,7 +2,8 @@
 
 Why a kernel of its own: a mask is worth a speed-up only if the decoder *exploits* it. Per token the
 allowed labels are listed; only those are scored (a label's state score is the same float32 sum, in
-the same order, as in `structperc.decode.tag_kernels.decode_corpus`), and the Viterbi step runs over
+the same order, as in `structperc.decode.tag_kernels.decode_corpus`: the same routine,
+`structperc.decode.score_kernels.state_scores`), and the Viterbi step runs over
 the (allowed previous) × (allowed current) pairs. A token with a single allowed label (a forced tag,
 a word the tag dictionary knows as unambiguous) is not scored at all: its score is common to every
 allowed path, so it cannot change which one is best; the numpy twin
@@ -20,14 +21,16 @@ transition constraints that no path satisfies) gets the label -1 on every token:
 (`structperc.decode.decoder.predict` documents it).
 
 These functions run through numba's JIT when imported from here; `structperc.compiled.loader` prefers
-the ahead-of-time build of the same source (``structperc._aot_constrained``).
+the ahead-of-time build of the same source (``structperc._aot_constrained``, whose digest covers this
+module and `structperc.decode.score_kernels`).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from structperc.compiled.intrinsics import viterbi_step4_f32, viterbi_step8_f32, viterbi_step16_f32
+from structperc.decode.score_kernels import backtrack, is_dense, longest, state_scores, transition_table, \
+    viterbi_step
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {
@@ -39,39 +42,6 @@ AOT_EXPORTS = {
 #: forbidden previous labels held at -inf) when the allowed pairs are at least this many times L;
 #: below, a scalar loop over the allowed pairs only is cheaper.
 VECTOR_PAIRS_PER_LABEL = 4
-
-
-@njit(cache=True, nogil=True)
-def viterbi_step(delta, back, tr, t, L):
-    """The vectorized step of `structperc.decode.tag_kernels.viterbi_step`, repeated here rather than
-    imported: this group's build digest (`structperc.compiled.loader.GROUPS`) covers this file and
-    the intrinsics, so its build must not depend on code in another file. All L labels from all L
-    previous labels, ties to the lowest previous label (the tests check it equals that decoder)."""
-    if L >= 8:
-        y = 0
-        while y + 16 <= L:
-            viterbi_step16_f32(delta, back, tr, t, 0, y)
-            y += 16
-        if L - y > 8:
-            viterbi_step8_f32(delta, back, tr, t, 0, y)
-        if y < L:
-            viterbi_step8_f32(delta, back, tr, t, 0, L - 8)
-        return
-    if L >= 4:
-        viterbi_step4_f32(delta, back, tr, t, 0, 0)
-        if L > 4:
-            viterbi_step4_f32(delta, back, tr, t, 0, L - 4)
-        return
-    for yy in range(L):
-        best = np.float32(-np.inf)
-        arg = 0
-        for p in range(L):
-            v = delta[t - 1, p] + tr[0, p, yy]
-            if v > best:
-                best = v
-                arg = p
-        delta[t, yy] = best
-        back[t, yy] = arg
 
 
 @njit(cache=True, nogil=True)
@@ -87,17 +57,11 @@ def decode_corpus_allowed(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, 
     out : int32 (n_tokens,)
     """
     L = base.shape[1]
-    dense = lab.shape[0] == (ptr.shape[0] - 1) * L
-    K = X.shape[1]
+    dense = is_dense(ptr, lab, L)
     KT = XT.shape[1]
     n = sent_ptr.shape[0] - 1
     neg = np.float32(-np.inf)
-    max_len = 0
-    for s in range(n):
-        T = sent_ptr[s + 1] - sent_ptr[s]
-        if T > max_len:
-            max_len = T
-    size = max(max_len, 1)
+    size = max(longest(sent_ptr), 1)
     state = np.zeros(L, dtype=np.float32)
     cond = np.zeros((1, L + 1, L), dtype=np.float32)
     base3 = base.reshape((1, L + 1, L))
@@ -130,45 +94,13 @@ def decode_corpus_allowed(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, 
             full = mt == L
             # state scores of the allowed labels; none for a single label (common to all paths)
             if mt > 1:
-                for y in range(L):
-                    state[y] = np.float32(0.0)
-                for k in range(K):
-                    at = X[row, k]
-                    if at >= 0:
-                        if dense:
-                            lo = np.uint64(at) * np.uint64(L)
-                            hi = lo + np.uint64(L)
-                        else:
-                            lo = np.uint64(ptr[at])
-                            hi = np.uint64(ptr[at + 1])
-                        if hi - lo == L:
-                            if full:
-                                for y in range(L):
-                                    state[y] += W[lo + np.uint64(y)]
-                            else:
-                                for j in range(mt):
-                                    y = labs[t, j]
-                                    state[y] += W[lo + np.uint64(y)]
-                        else:
-                            for j in range(lo, hi):
-                                state[lab[j]] += W[j]
+                state_scores(X, row, ptr, lab, W, dense, state, labs[t], mt)
             mp = m[t - 1] if t > 0 else 1
             vector = t > 0 and mp * mt >= vector_pairs
             tr = base3
             if KT > 0:
                 if vector and mp == L and full:  # every pair: as the unconstrained decoder
-                    for p in range(L + 1):
-                        for y in range(L):
-                            cond[0, p, y] = np.float32(0.0)
-                    for k in range(KT):
-                        at = XT[row, k]
-                        if at >= 0:
-                            for p in range(L + 1):
-                                for y in range(L):
-                                    cond[0, p, y] += Wc[at, p, y]
-                    for p in range(L + 1):
-                        for y in range(L):
-                            cond[0, p, y] += base[p, y]
+                    transition_table(XT, row, Wc, base, cond[0])
                 else:  # the allowed pairs only, each summed in the same order
                     vector = False
                     for i in range(mp):
@@ -193,7 +125,7 @@ def decode_corpus_allowed(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, 
                         delta[0, y] = tr[0, L, y]
                 continue
             if vector:  # forbidden previous labels are -inf: they never win a strict >
-                viterbi_step(delta, back, tr, t, L)
+                viterbi_step(delta, back, tr, t, 0, L)
                 if full:
                     for y in range(L):
                         delta[t, y] += state[y]
@@ -235,7 +167,4 @@ def decode_corpus_allowed(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, 
             for t in range(T):
                 out[a + t] = -1
             continue
-        out[a + T - 1] = arg
-        for t in range(T - 1, 0, -1):
-            arg = back[t, arg]
-            out[a + t - 1] = arg
+        backtrack(back, arg, T, out, a)

@@ -58,13 +58,16 @@ decode, 1.7x (per-token tables: 0.61 s, ~10x). A vectorized polynomial exp and p
 the scheme's zero transitions were tried: within the noise (<= 3 %) or slower, so left out.
 
 These functions run through numba's JIT when imported from here; `structperc.compiled.loader` prefers
-the ahead-of-time build of this module (group ``_aot_fb``), which needs no numba at run time. The
+the ahead-of-time build of this module (group ``_aot_fb``, whose digest covers this module and the
+lattice routines of `structperc.decode.score_kernels`), which needs no numba at run time. The
 drivers (`structperc.decode.marginals`) never JIT: without a current build they use the numpy twin.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from structperc.decode.score_kernels import is_dense, longest, state_scores, transition_table
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {
@@ -85,30 +88,6 @@ _TINY = 1e-200
 #: Bytes the cached transition tables of the distinct attribute combinations may take (see
 #: `_combination_slots`).
 _CACHE_BYTES = 256 << 20
-
-
-@njit(cache=True, nogil=True)
-def _state_scores(X, row, ptr, lab, W, dense, state):
-    """float32 state scores of token ``row`` into ``state`` (L,), in the decoder's order: template
-    columns left to right from zero, -1 ids skipped, dense rows (every label) added contiguously."""
-    L = state.shape[0]
-    for y in range(L):
-        state[y] = np.float32(0.0)
-    for k in range(X.shape[1]):
-        at = X[row, k]
-        if at >= 0:
-            if dense:
-                lo = np.uint64(at) * np.uint64(L)
-                hi = lo + np.uint64(L)
-            else:
-                lo = np.uint64(ptr[at])
-                hi = np.uint64(ptr[at + 1])
-            if hi - lo == L:
-                for y in range(L):
-                    state[y] += W[lo + np.uint64(y)]
-            else:
-                for j in range(lo, hi):
-                    state[lab[j]] += W[j]
 
 
 @njit(cache=True, nogil=True)
@@ -246,24 +225,6 @@ def _shifted_exp(TRk, inv_tau, L, E, ET, cm):
 
 
 @njit(cache=True, nogil=True)
-def _conditioned(XT, row, Wc, base, tr):
-    """float32 transitions into token ``row`` into ``tr`` (L + 1, L), in the decoder's order: the
-    conditioned tables of its attribute ids summed from zero, then the base matrix added."""
-    for p in range(tr.shape[0]):
-        for y in range(tr.shape[1]):
-            tr[p, y] = np.float32(0.0)
-    for k in range(XT.shape[1]):
-        at = XT[row, k]
-        if at >= 0:
-            for p in range(tr.shape[0]):
-                for y in range(tr.shape[1]):
-                    tr[p, y] += Wc[at, p, y]
-    for p in range(tr.shape[0]):
-        for y in range(tr.shape[1]):
-            tr[p, y] += base[p, y]
-
-
-@njit(cache=True, nogil=True)
 def _combination_slots(L, KT, n_tokens, cache_bytes):
     """How many distinct attribute combinations get a cached transition table: at most one per
     token, and at most `_CACHE_BYTES` of tables (float32 scores, two float64 exponential layouts,
@@ -342,19 +303,16 @@ def fb_corpus_budget(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, inv_tau, allow
     """`fb_corpus` with the bytes the cached transition tables may take as an argument (the tests
     shrink it to exercise the per-position path next to cached tables)."""
     L = base.shape[1]
-    dense = lab.shape[0] == (ptr.shape[0] - 1) * L
+    dense = is_dense(ptr, lab, L)
     KT = XT.shape[1]
     shared = KT == 0
     masked = allowed.shape[0] > 0
     want_marg = out.shape[0] > 0
     want_path = ids.shape[0] > 0
     n = sent_ptr.shape[0] - 1
-    max_len = 1
-    for s in range(n):
-        T = sent_ptr[s + 1] - sent_ptr[s]
-        if T > max_len:
-            max_len = T
+    max_len = max(longest(sent_ptr), 1)
     state = np.empty(L, dtype=np.float32)
+    every = np.empty(0, dtype=np.int64)  # `state_scores`'s label list, unread: every label
     X64 = np.empty((max_len, L))
     V = np.empty((max_len, L))
     A = np.empty((max_len, L))
@@ -416,7 +374,7 @@ def fb_corpus_budget(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, inv_tau, allow
         lossy = lossy_corpus
         for t in range(T):
             row = a + t
-            _state_scores(X, row, ptr, lab, W, dense, state)
+            state_scores(X, row, ptr, lab, W, dense, state, every, L)
             for y in range(L):
                 v = np.float64(state[y]) * inv_tau
                 if masked and not allowed[row, y]:
@@ -429,7 +387,7 @@ def fb_corpus_budget(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, inv_tau, allow
                 k, _ = _slot(XT, row, hkey, hval, cap, cap)
             if k >= 0:
                 if not HAVE[k]:
-                    _conditioned(XT, row, Wc, base, TR[k])
+                    transition_table(XT, row, Wc, base, TR[k])
                     LOSSY[k] = _shifted_exp(TR[k], inv_tau, L, E3[k], ET3[k], CM[k])
                     HAVE[k] = True
                 kidx[t] = k
@@ -438,7 +396,7 @@ def fb_corpus_budget(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, inv_tau, allow
             else:
                 k = cap + t
                 kidx[t] = k
-                _conditioned(XT, row, Wc, base, TR[k])
+                transition_table(XT, row, Wc, base, TR[k])
                 if t > 0 and _shifted_exp(TR[k], inv_tau, L, E3[k], ET3[k], CM[k]):
                     lossy = True
         # --- scaled forward: α̂_t = α_t / (e^{Σ m} Π c), Σ_j α̂_t(j) = 1

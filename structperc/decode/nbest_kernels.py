@@ -40,14 +40,17 @@ are conditioned on the observation.
 
 These functions run through numba's JIT when imported from here; `structperc.compiled.loader`
 prefers the ahead-of-time build of the same source (group ``_aot_nbest``), which needs no numba at
-run time. The caller (`structperc.decode.nbest.nbest`) validates every array before calling.
+run time; its digest covers this module and the lattice routines it shares with the decoder
+(`structperc.decode.score_kernels`: token scores, transition tables, the Viterbi step). The caller
+(`structperc.decode.nbest.nbest`) validates every array before calling.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from structperc.compiled.intrinsics import viterbi_step4_f32, viterbi_step8_f32, viterbi_step16_f32
+from structperc.decode.score_kernels import backtrack, best_last, is_dense, longest, state_scores, \
+    transition_table, viterbi_step
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {
@@ -57,39 +60,6 @@ AOT_EXPORTS = {
 
 #: float32's machine epsilon (2^-23): the unit of the pruning margin.
 _EPS32 = 1.1920928955078125e-07
-
-
-@njit(cache=True, nogil=True)
-def _max_step(delta, back, tr, t, ti, L):
-    """``delta[t]`` and ``back[t]`` from ``delta[t − 1]`` and ``tr[ti]``: max over the previous
-    label p of ``delta[t − 1, p] + tr[ti, p, y]``, ties to the lowest p. The decoder's
-    `structperc.decode.tag_kernels.viterbi_step` with the slice ``ti`` of a stack of transition
-    tables (a copy, so that this group's build digest covers all the code it runs)."""
-    if L >= 8:
-        y = 0
-        while y + 16 <= L:
-            viterbi_step16_f32(delta, back, tr, t, ti, y)
-            y += 16
-        if L - y > 8:  # 9..15 labels left: two vectors of 8, overlapping
-            viterbi_step8_f32(delta, back, tr, t, ti, y)
-        if y < L:
-            viterbi_step8_f32(delta, back, tr, t, ti, L - 8)
-        return
-    if L >= 4:  # 4..7 labels: one or two vectors of 4
-        viterbi_step4_f32(delta, back, tr, t, ti, 0)
-        if L > 4:
-            viterbi_step4_f32(delta, back, tr, t, ti, L - 4)
-        return
-    for yy in range(L):  # L < 4
-        best = np.float32(-np.inf)
-        arg = 0
-        for p in range(L):  # strict > keeps the lowest p on ties
-            v = delta[t - 1, p] + tr[ti, p, yy]
-            if v > best:
-                best = v
-                arg = p
-        delta[t, yy] = best
-        back[t, yy] = arg
 
 
 @njit(cache=True, nogil=True)
@@ -180,45 +150,6 @@ def _insert(vals, codes, n, k, v, code):
 
 
 @njit(cache=True, nogil=True)
-def _token_scores(X, XT, row, ptr, lab, W, base, Wc, dense, state, cond, ti):
-    """``state`` (L,) and, when transitions are conditioned, ``cond[ti]`` for token ``row``: the
-    sums of `structperc.decode.tag_kernels.decode_corpus`, in its order."""
-    L = base.shape[1]
-    K = X.shape[1]
-    KT = XT.shape[1]
-    for y in range(L):
-        state[y] = np.float32(0.0)
-    for kk in range(K):
-        at = X[row, kk]
-        if at >= 0:
-            if dense:
-                lo = np.uint64(at) * np.uint64(L)
-                hi = lo + np.uint64(L)
-            else:
-                lo = np.uint64(ptr[at])
-                hi = np.uint64(ptr[at + 1])
-            if hi - lo == L:  # a full row: contiguous
-                for y in range(L):
-                    state[y] += W[lo + np.uint64(y)]
-            else:
-                for j in range(lo, hi):
-                    state[lab[j]] += W[j]
-    if KT > 0:
-        for p in range(L + 1):
-            for y in range(L):
-                cond[ti, p, y] = np.float32(0.0)
-        for kk in range(KT):
-            at = XT[row, kk]
-            if at >= 0:
-                for p in range(L + 1):
-                    for y in range(L):
-                        cond[ti, p, y] += Wc[at, p, y]
-        for p in range(L + 1):
-            for y in range(L):
-                cond[ti, p, y] += base[p, y]
-
-
-@njit(cache=True, nogil=True)
 def nbest_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, scores):
     """The k best label paths of every sentence into ``ids`` and ``scores``.
 
@@ -236,15 +167,12 @@ def nbest_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, s
         one path of score 0.
     """
     L = base.shape[1]
-    dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # every row holds every label: ptr[a] = a·L
+    dense = is_dense(ptr, lab, L)
     KT = XT.shape[1]
     masked = allowed.shape[0] > 0
     n = sent_ptr.shape[0] - 1
-    max_len = 1
-    for s in range(n):
-        T = sent_ptr[s + 1] - sent_ptr[s]
-        if T > max_len:
-            max_len = T
+    max_len = max(longest(sent_ptr), 1)
+    every = np.empty(0, dtype=np.int64)                     # `state_scores`'s label list, unread
     kk = max(k, 1)
     S = np.empty((max_len, L), dtype=np.float32)            # state scores
     F = np.empty((max_len, L), dtype=np.float32)            # forward max-product (Viterbi) scores
@@ -294,7 +222,9 @@ def nbest_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, s
         # ---- scores and the forward Viterbi pass
         for t in range(T):
             ti = t * ti_of_t
-            _token_scores(X, XT, a + t, ptr, lab, W, base, Wc, dense, S[t], cond, ti)
+            state_scores(X, a + t, ptr, lab, W, dense, S[t], every, L)
+            if KT > 0:
+                transition_table(XT, a + t, Wc, base, cond[ti])
             if masked:
                 for y in range(L):
                     if not allowed[a + t, y]:
@@ -317,23 +247,14 @@ def nbest_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, s
                 for y in range(L):
                     F[0, y] = S[0, y] + tr[ti, L, y]
                 continue
-            _max_step(F, back1, tr, t, ti, L)
+            viterbi_step(F, back1, tr, t, ti, L)
             for y in range(L):
                 F[t, y] += S[t, y]
         if k == 1:
-            best = np.float64(F[T - 1, 0]) + end[0]
-            arg = 0
-            for y in range(1, L):
-                v = np.float64(F[T - 1, y]) + end[y]
-                if v > best:
-                    best = v
-                    arg = y
+            best, arg = best_last(F, T, end)
             if best > -np.inf:
                 scores[s, 0] = best
-                ids[0, a + T - 1] = arg
-                for t in range(T - 1, 0, -1):
-                    arg = back1[t, arg]
-                    ids[0, a + t - 1] = arg
+                backtrack(back1, arg, T, ids[0], a)
             continue
         # ---- backward max-product pass: Bw[t, p] = max_y tr_{t+1}[p, y] + S[t+1, y] + Bw[t+1, y]
         for y in range(L):
@@ -344,7 +265,7 @@ def nbest_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, s
             if KT > 0:
                 _row_max_plus(cond, t + 1, G, Bw, t, L)
             else:
-                _max_step(G, Gback, trT, 1, 0, L)
+                viterbi_step(G, Gback, trT, 1, 0, L)
                 for y in range(L):
                     Bw[t, y] = G[1, y]
         # ---- the bound θ on the k-th best score, the margin, and the live cells

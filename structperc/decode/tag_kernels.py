@@ -7,14 +7,16 @@ The arithmetic is float32 in exactly the order of `structperc.model.weights.Weig
 ties to the lowest label), so both give the same labels; the tests check it.
 
 These functions run through numba's JIT when imported from here; `structperc.compiled.loader` prefers the
-ahead-of-time build of the same source (``structperc._aot``), which needs no numba at run time.
+ahead-of-time build of the same source (``structperc._aot``, whose digest covers this module and the
+lattice routines of `structperc.decode.score_kernels`), which needs no numba at run time.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from structperc.compiled.intrinsics import viterbi_step4_f32, viterbi_step8_f32, viterbi_step16_f32
+from structperc.decode.score_kernels import backtrack, best_last, is_dense, longest, state_scores, \
+    transition_table, viterbi_step
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {
@@ -24,49 +26,13 @@ AOT_EXPORTS = {
 
 
 @njit(cache=True, nogil=True)
-def viterbi_step(delta, back, tr, t, L):
-    """``delta[t]`` (before the state scores) and ``back[t]`` from ``delta[t − 1]`` and ``tr[0]``:
-    max over the previous label p of ``delta[t − 1, p] + tr[0, p, y]``, ties to the lowest p (as
-    numpy's argmax). Vectors of 16 and 8 labels, a last vector ending at L for the remainder
-    (overlapping labels are recomputed to the same values); below 8 labels, 4, then scalar.
-    """
-    if L >= 8:
-        y = 0
-        while y + 16 <= L:
-            viterbi_step16_f32(delta, back, tr, t, 0, y)
-            y += 16
-        if L - y > 8:  # 9..15 labels left: two vectors of 8, overlapping
-            viterbi_step8_f32(delta, back, tr, t, 0, y)
-        if y < L:
-            viterbi_step8_f32(delta, back, tr, t, 0, L - 8)
-        return
-    if L >= 4:  # 4..7 labels: one or two vectors of 4
-        viterbi_step4_f32(delta, back, tr, t, 0, 0)
-        if L > 4:
-            viterbi_step4_f32(delta, back, tr, t, 0, L - 4)
-        return
-    for yy in range(L):  # L < 4
-        best = np.float32(-np.inf)
-        arg = 0
-        for p in range(L):  # strict > keeps the lowest p on ties
-            v = delta[t - 1, p] + tr[0, p, yy]
-            if v > best:
-                best = v
-                arg = p
-        delta[t, yy] = best
-        back[t, yy] = arg
-
-
-@njit(cache=True, nogil=True)
 def decode_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, out):
     """Best label of every token of every sentence into ``out``.
 
-    The token scoring and the Viterbi step here look like the training epoch's
-    (`structperc.train.epoch_kernels.sentence_scores`, `viterbi_into`) but are not shared with it on
-    purpose: training sums in float64 (its updates must equal the numpy reference epoch exactly) and
-    tagging in float32 with 16-label AVX steps (half the memory traffic: CoNLL-2000 test's Viterbi
-    took 58 ms in float64 and takes 25 ms, README "How it works"); one routine would cost one side
-    its exactness or its speed.
+    The token scoring and the Viterbi step are `structperc.decode.score_kernels`'s, shared with the
+    other tagging-side kernels (k-best, forward-backward, constrained decoding) so that all see this
+    lattice bit for bit; that module also says why the training epoch's look-alike float64 loops
+    (`structperc.train.epoch_kernels.sentence_scores`, `viterbi_into`) are not shared.
 
     Parameters
     ----------
@@ -87,21 +53,17 @@ def decode_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, out):
     out : int32 (n_tokens,)
     """
     L = base.shape[1]
-    dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # every row holds every label: ptr[a] = a·L
-    K = X.shape[1]
+    dense = is_dense(ptr, lab, L)
     KT = XT.shape[1]
     n = sent_ptr.shape[0] - 1
-    max_len = 0
-    for s in range(n):
-        T = sent_ptr[s + 1] - sent_ptr[s]
-        if T > max_len:
-            max_len = T
+    size = max(longest(sent_ptr), 1)
     state = np.empty(L, dtype=np.float32)
+    every = np.empty(0, dtype=np.int64)  # `state_scores`'s label list, unread: every label
     # (1, L + 1, L) views, the layout of the vectorized Viterbi step (one slice serves position t)
     cond = np.empty((1, L + 1, L), dtype=np.float32)
     base3 = base.reshape((1, L + 1, L))
-    delta = np.empty((max(max_len, 1), L), dtype=np.float32)
-    back = np.zeros((max(max_len, 1), L), dtype=np.int32)
+    delta = np.empty((size, L), dtype=np.float32)
+    back = np.zeros((size, L), dtype=np.int32)
     for s in range(n):
         a = sent_ptr[s]
         T = sent_ptr[s + 1] - a
@@ -109,53 +71,17 @@ def decode_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, out):
             continue
         for t in range(T):
             row = a + t
-            for y in range(L):
-                state[y] = np.float32(0.0)
-            for k in range(K):
-                at = X[row, k]
-                if at >= 0:
-                    if dense:
-                        lo = np.uint64(at) * np.uint64(L)
-                        hi = lo + np.uint64(L)
-                    else:
-                        lo = np.uint64(ptr[at])
-                        hi = np.uint64(ptr[at + 1])
-                    if hi - lo == L:  # a full row: contiguous (unsigned: no negative-index checks)
-                        for y in range(L):
-                            state[y] += W[lo + np.uint64(y)]
-                    else:
-                        for j in range(lo, hi):
-                            state[lab[j]] += W[j]
+            state_scores(X, row, ptr, lab, W, dense, state, every, L)
             tr = base3  # unconditioned: the shared matrix, no copy
             if KT > 0:
-                for p in range(L + 1):
-                    for y in range(L):
-                        cond[0, p, y] = np.float32(0.0)
-                for k in range(KT):
-                    at = XT[row, k]
-                    if at >= 0:
-                        for p in range(L + 1):
-                            for y in range(L):
-                                cond[0, p, y] += Wc[at, p, y]
-                for p in range(L + 1):
-                    for y in range(L):
-                        cond[0, p, y] += base[p, y]
+                transition_table(XT, row, Wc, base, cond[0])
                 tr = cond
             if t == 0:
                 for y in range(L):
                     delta[0, y] = state[y] + tr[0, L, y]
                 continue
-            viterbi_step(delta, back, tr, t, L)
+            viterbi_step(delta, back, tr, t, 0, L)
             for y in range(L):
                 delta[t, y] += state[y]
-        best64 = np.float64(delta[T - 1, 0]) + end[0]
-        arg = 0
-        for y in range(1, L):
-            v = np.float64(delta[T - 1, y]) + end[y]
-            if v > best64:
-                best64 = v
-                arg = y
-        out[a + T - 1] = arg
-        for t in range(T - 1, 0, -1):
-            arg = back[t, arg]
-            out[a + t - 1] = arg
+        _, arg = best_last(delta, T, end)
+        backtrack(back, arg, T, out, a)

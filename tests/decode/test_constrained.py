@@ -19,6 +19,8 @@ from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights, feature_set
 from structperc.model.weights import Weights
 
+from lattices import corpus_ids
+
 AOT_KERNEL = loader.aot("decode_corpus_allowed")
 aot = pytest.mark.skipif(AOT_KERNEL is None, reason="the _aot_constrained build is absent or stale "
                          "(python -m structperc.compiled.build _aot_constrained)")
@@ -27,13 +29,8 @@ aot = pytest.mark.skipif(AOT_KERNEL is None, reason="the _aot_constrained build 
 # --------------------------------------------------------------------------- problems and references
 def make_problem(rng, n_sent=4, L=3, K=3, KT=0, A=12, AT=4, max_T=5, kind="all", floats=False,
                  scheme_mask=True):
-    lengths = rng.integers(1, max_T + 1, n_sent)
-    ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    n = int(ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
+    ptr, X, XT = corpus_ids(rng, rng.integers(1, max_T + 1, n_sent), K, KT, A, AT)
+    y = rng.integers(0, L, len(X)).astype(np.int32)
     sp, lab, _ = feature_set(kind, X, y, A, L)
     draw = (lambda size: rng.normal(0, 2, size)) if floats else (lambda size: rng.integers(-2, 3, size))
     state = StateWeights(sp, lab, draw(len(lab)).astype(np.float32), L)

@@ -179,14 +179,20 @@ _PROBLEM = dict(L=st.integers(1, 4), n_sent=st.integers(1, 4), conditioned=st.bo
                 tau=st.sampled_from([0.25, 1.0, 3.7]), seed=st.integers(0, 2 ** 32 - 1))
 
 
+def draw_problem(seed, L, n_sent, conditioned, sparse, mask_rate, allowed_rate, min_len=1):
+    """A `_PROBLEM` draw: (rng, weights, features, allowed or None, a random label path)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(min_len, 6, n_sent)
+    w, feats, allowed = make_problem(rng, L, lengths, conditioned, sparse, mask_rate, allowed_rate=allowed_rate)
+    return rng, w, feats, allowed, rng.integers(0, L, int(lengths.sum()))
+
+
 @settings(max_examples=300, deadline=None)
 @given(**_PROBLEM)
 def test_kernel_equals_brute_force_and_the_numpy_twin(L, n_sent, conditioned, sparse, mask_rate, allowed_rate,
                                                       tau, seed):
-    rng = np.random.default_rng(seed)
-    lengths = rng.integers(1, 6, n_sent)
-    w, feats, allowed = make_problem(rng, L, lengths, conditioned, sparse, mask_rate, allowed_rate=allowed_rate)
-    ids = rng.integers(0, L, int(lengths.sum())).astype(np.int32)
+    rng, w, feats, allowed, ids = draw_problem(seed, L, n_sent, conditioned, sparse, mask_rate, allowed_rate)
+    ids = ids.astype(np.int32)
     if rng.random() < 0.5:
         ids = predict(w, feats).astype(np.int32)
     out, log_z, lp = call_kernel(fb_kernels.fb_corpus, w, feats, tau, allowed, ids)
@@ -258,10 +264,8 @@ def test_long_sentences_stay_exact():
 @given(**_PROBLEM)
 def test_drivers_take_the_kernel_and_equal_the_numpy_path(L, n_sent, conditioned, sparse, mask_rate, allowed_rate,
                                                          tau, seed):
-    rng = np.random.default_rng(seed)
-    lengths = rng.integers(0, 6, n_sent)
-    w, feats, allowed = make_problem(rng, L, lengths, conditioned, sparse, mask_rate, allowed_rate=allowed_rate)
-    ids = rng.integers(0, L, int(lengths.sum()))
+    _, w, feats, allowed, ids = draw_problem(seed, L, n_sent, conditioned, sparse, mask_rate, allowed_rate,
+                                             min_len=0)
     real = loader.aot
     loader.aot = lambda name: fb_kernels.fb_corpus if name == "fb_corpus" else real(name)
     try:

@@ -19,6 +19,8 @@ from structperc.decode import tag_kernels
 from structperc.train import epoch_kernels as train_kernels
 from structperc.decode.decoder import predict
 
+from lattices import corpus_ids
+
 aot = pytest.mark.skipif(kernels.mode() != "aot", reason="structperc._aot is not built (pip install "
                          "builds it; `python -m structperc.compiled.build` rebuilds it in place)")
 
@@ -46,13 +48,8 @@ def test_installed_package_is_byte_compiled():
 
 
 def _problem(rng, n_sent=25, L=5, K=4, KT=0, A=40, AT=6):
-    lengths = rng.integers(1, 9, n_sent)
-    ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    n = int(ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
+    ptr, X, XT = corpus_ids(rng, rng.integers(1, 9, n_sent), K, KT, A, AT)
+    y = rng.integers(0, L, len(X)).astype(np.int32)
     mask = np.where(rng.random((L + 1, L)) < 0.15, -np.inf, 0.0)
     mask[:, 0] = 0.0  # label 0 is always reachable, so every sentence has a path
     end = np.zeros(L)
