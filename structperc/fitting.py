@@ -18,18 +18,19 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
-from structperc.features.index import Features
+from structperc.features.index import FeatureIndex, Features
 from structperc.features.tagdict import TagDictionary
 from structperc.labels import LabelSet
+from structperc.inference import calibrate
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
 from structperc.model.state_weights import feature_set
 from structperc.model.task import Task
 from structperc.model.weights import Weights
-from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, model_tags,
-                                 split_tags, template_columns, training_instances)
-from structperc.train.perceptron import EpochReport, PerceptronState, train_perceptron
+from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, hidden_tags,
+                                 model_tags, split_tags, template_columns, training_instances)
+from structperc.train.perceptron import EpochReport, PerceptronState, partial_sentences, train_perceptron
 from structperc.version import __version__
 
 Callback = Callable[[EpochReport], None]
@@ -78,7 +79,7 @@ def compact_features(feats: Features) -> tuple[Features, np.ndarray]:
     rows, inverse = np.unique(feats.state[known], return_inverse=True)
     state = np.full(feats.state.shape, -1, dtype=np.int32)
     state[known] = inverse.ravel()
-    return Features(state, feats.trans, feats.sent_ptr), rows.astype(np.int64)
+    return Features(state, feats.trans, feats.sent_ptr, feats.values), rows.astype(np.int64)
 
 
 def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> float:
@@ -161,8 +162,6 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
                             callback=callback, progress=progress, release=True)
         probe.dev_history = dev_history = probe.history
         # τ is fitted on the probe's held-out slice: the refit model has seen those sentences
-        from structperc.inference import calibrate
-
         probe.model.tag_dictionary = tag_dictionary
         probe.model.calibration = calibration = calibrate(probe.model, held_out)
         calibration["source"] = f"{corpus.source} (the held-out {params['dev_split']:g})"
@@ -178,8 +177,6 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
     if dev is not None:
-        from structperc.inference import calibrate
-
         calibration = calibrate(fitted.model, dev)
     fitted.model.calibration = calibration
     return fitted
@@ -235,6 +232,9 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     Training starts from the current (averaged) weights; the averaging restarts, so the result is
     the average of the weights after each instance of *this* training.
     """
+    if not isinstance(model.features, FeatureIndex):
+        raise InputError("continued training needs a model of templates over columns; refit a "
+                         "StructuredPerceptron with fit()")
     task, old = model.task, model.weights
     label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
                                                                model.labels,
@@ -274,8 +274,6 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
         # partially labelled dev data (a file, or a held-out slice of partial training data): an
         # unknown gold tag is taken to agree with the prediction, so only the known tags score (for
         # choosing the epoch; the number is optimistic, not a fully labelled score)
-        from structperc.pipeline import hidden_tags
-
         hidden = hidden_tags(dev, task, model["params"].get("unknown_tag", "?"))
         if hidden is not None and hidden.all():
             raise InputError("every dev tag is unknown: nothing to score the epochs on", dev.source)
@@ -309,12 +307,10 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
     weights, best_epoch = train_perceptron(
         data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
         dev_score=dev_score, dev_rows=dev_rows, callback=report, on_epoch_end=on_epoch_end, consume=True,
-        progress=progress, allowed=data.allowed)
+        progress=progress, allowed=data.allowed, values=data.feats.values)
     provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
                   "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
     if data.allowed is not None:
-        from structperc.train.perceptron import partial_sentences
-
         provenance["partial_sentences"] = int(partial_sentences(data.allowed, data.y, data.feats.sent_ptr).sum())
     return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)
 

@@ -53,12 +53,24 @@ def predict(weights: Weights, feats: Features, allowed: np.ndarray | None = None
     with a single allowed label the state score 0 (it is common to every allowed path), so they do
     the same float32 arithmetic and give the same labels; with an all-True mask (and L ≥ 2) that
     arithmetic is the unconstrained decoder's, and so are the labels.
+
+    With attribute values (``feats.values``) the corpus is folded into the equivalent problem of
+    one attribute per token (`structperc.decode.values`) and decoded as above, a run of sentences
+    at a time; with every value 1.0 the labels are those of ``feats`` without values.
     """
     ptr = feats.sent_ptr
     n_tokens = int(ptr[-1])
     out = np.empty(n_tokens, dtype=np.int32)
     if allowed is not None:
         allowed = check_allowed(allowed, n_tokens, weights.n_labels)
+    if feats.values is not None:
+        from structperc.decode.values import folded_runs
+
+        for run in folded_runs(weights, feats):
+            out[run.tokens] = predict(run.weights, run.feats,
+                                      None if allowed is None else allowed[run.tokens])
+        return out
+    if allowed is not None:
         if not _predict_allowed_compiled(weights, feats, allowed, out):
             _predict_allowed_numpy(weights, feats, allowed, out)
         return out

@@ -28,7 +28,9 @@ one sentence at a time, with an exact log-space fallback; ~2-2.5x the compiled V
 CoNLL-2000 against ~4.5x for the numpy path, ~1.7x against ~12x with the default chunk template's
 two conditioned transition templates) and the numpy code here otherwise. All drivers take an
 optional per-token ``allowed`` mask (bool, (n_tokens, L)): False sets a label's state score to -inf,
-on top of the scheme's transition mask (forced tags, allowed-tag sets, a tag dictionary).
+on top of the scheme's transition mask (forced tags, allowed-tag sets, a tag dictionary). Features
+with attribute values (``feats.values``) are folded into the equivalent problem of one attribute per
+token first (`structperc.decode.values`), a run of sentences at a time.
 
 Span probabilities (the probability that a labelled span appears in the output) are exact sums over
 paths, computed from the forward and backward tables, not products of token marginals (see
@@ -569,7 +571,7 @@ def _run_compiled(weights: Weights, feats: Features, temperature: float, allowed
     n_tok, n_sent = args[0].shape[0], len(args[2]) - 1
     out = np.empty((n_tok if want_marginals else 0, L))
     log_z = np.empty(n_sent)
-    path_lp = np.empty(n_sent if ids is not None else 0)
+    path_lp = np.zeros(n_sent if ids is not None else 0)  # an empty sentence: log 1 (the kernel skips it)
     mask = np.zeros((0, L), dtype=np.bool_) if allowed is None else allowed
     path = np.zeros(0, dtype=np.int32) if ids is None else np.ascontiguousarray(ids, dtype=np.int32)
     kernel(*args, 1.0 / temperature, mask, path, out, log_z, path_lp)
@@ -606,6 +608,15 @@ def marginals(weights: Weights, feats: Features, temperature: float = 1.0,
     tau = _check_temperature(temperature)
     L = weights.n_labels
     allowed = None if allowed is None else check_allowed(allowed, int(feats.sent_ptr[-1]), L)
+    if feats.values is not None:  # attribute values: folded a run of sentences at a time
+        from structperc.decode.values import folded_runs
+
+        out = np.zeros((int(feats.sent_ptr[-1]), L))
+        log_z = np.zeros(len(feats.sent_ptr) - 1)
+        for run in folded_runs(weights, feats):
+            out[run.tokens], log_z[run.sents] = marginals(
+                run.weights, run.feats, tau, None if allowed is None else allowed[run.tokens])
+        return out, log_z
     done = _run_compiled(weights, feats, tau, allowed, None, True)
     if done is not None:
         return done[0], done[1]
@@ -649,6 +660,14 @@ def path_log_probs(weights: Weights, feats: Features, ids: np.ndarray, temperatu
     n_tok = int(feats.sent_ptr[-1])
     ids = _check_ids(ids, n_tok, L)
     allowed = None if allowed is None else check_allowed(allowed, n_tok, L)
+    if feats.values is not None:  # attribute values: folded a run of sentences at a time
+        from structperc.decode.values import folded_runs
+
+        out = np.zeros(len(feats.sent_ptr) - 1)
+        for run in folded_runs(weights, feats):
+            out[run.sents] = path_log_probs(run.weights, run.feats, ids[run.tokens], tau,
+                                            None if allowed is None else allowed[run.tokens])
+        return out
     done = _run_compiled(weights, feats, tau, allowed, ids, False)
     if done is not None:
         return done[2]
@@ -696,6 +715,16 @@ def span_probs(weights: Weights, feats: Features, spans: Sequence[tuple[int, str
         raise InputError("a span's sentence index is out of range")
     needed = np.zeros(len(lengths), dtype=bool)
     needed[sent] = True
+    if feats.values is not None:  # attribute values: the runs of sentences holding a span, folded
+        from structperc.decode.values import folded_runs
+
+        for run in folded_runs(weights, feats, needed):
+            mine = np.flatnonzero((sent >= run.sents.start) & (sent < run.sents.stop))
+            local = [(spans[i][0] - run.sents.start, spans[i][1], spans[i][2], spans[i][3])
+                     for i in mine.tolist()]
+            out[mine] = span_probs(run.weights, run.feats, local, labels, scheme, temperature,
+                                   None if allowed is None else allowed[run.tokens])
+        return out
     where = np.full(len(lengths), -1, dtype=np.int64)   # sentence -> batch number
     slot = np.zeros(len(lengths), dtype=np.int64)       # sentence -> row in its batch
     batches = length_batches(np.where(needed, lengths, 0), batch_budget(weights, feats))

@@ -304,6 +304,8 @@ def nbest(weights: Weights, feats: Features, k: int, allowed: np.ndarray | None 
     `structperc.decode.decoder.predict` for the vectorized `nbest_batch` (no JIT at tagging time).
     Both score in the decoder's float32 precision and order, so they give the same lists and
     ``ids[0]`` equals ``predict``'s labels (ties included) wherever ``allowed`` permits them.
+    With attribute values (``feats.values``), the corpus is folded a run of sentences at a time
+    (`structperc.decode.values`); with every value 1.0 lists and scores equal those without values.
     """
     k = int(k)
     if k < 1:
@@ -313,6 +315,14 @@ def nbest(weights: Weights, feats: Features, k: int, allowed: np.ndarray | None 
     lengths = np.diff(ptr)
     ids = np.full((k, int(ptr[-1])), -1, dtype=np.int32)
     scores = np.full((len(lengths), k), -np.inf)
+    if feats.values is not None:
+        from structperc.decode.values import folded_runs
+
+        for run in folded_runs(weights, feats):
+            sub = nbest(run.weights, run.feats, k, None if mask is None else mask[run.tokens])
+            ids[:, run.tokens] = sub.ids
+            scores[run.sents] = sub.scores
+        return NBest(ids, scores)
     if _nbest_compiled(weights, feats, k, mask, ids, scores):
         return NBest(ids, scores)
     scores[lengths == 0, 0] = 0.0

@@ -44,11 +44,33 @@ class Features:
     trans : array of int32, shape (n_tokens, n_transition_templates)
         Ids into the observation-conditioned transition table (-1: none).
     sent_ptr : array of int64, shape (n_sentences + 1,)
+    values : array of float32, shape (n_tokens, n_state_templates), or None
+        The value of each state attribute (python-crfsuite's ``{"k": 2.5}``): a state score is the
+        value times the weight, an update adds the value. None: every value is 1 (templates).
     """
 
     state: np.ndarray
     trans: np.ndarray
     sent_ptr: np.ndarray
+    values: np.ndarray | None = None
+
+
+def checked_values(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Attribute values as the compiled kernels read them: C-contiguous float32 of the attribute ids'
+    shape, finite (one NaN or infinity would spread through every weight it touches), else
+    `InputError`. The one check of training and decoding."""
+    v = np.asarray(values)
+    if v.shape != ids.shape:
+        raise InputError(f"attribute values of shape {v.shape} do not match the attribute ids "
+                         f"{ids.shape} (one value per state attribute id)")
+    if v.dtype.kind not in "fiub":
+        raise InputError(f"attribute values must be numbers, not {v.dtype}")
+    with np.errstate(over="ignore"):  # beyond float32: infinity, refused below
+        v = np.ascontiguousarray(v, dtype=np.float32)
+    if not np.isfinite(v).all():
+        raise InputError("attribute values must be finite numbers (a NaN or an infinity, or a value "
+                         "beyond float32's range)")
+    return v
 
 
 class FeatureIndex:

@@ -5,11 +5,19 @@ averaging sums) so numba compiles each function once and caches it on disk. Stat
 of a feature set of (attribute, label) pairs, row-compressed (see `structperc.model.state_weights`): the
 pairs of attribute ``a`` are ``ptr[a]:ptr[a + 1]`` with labels ``lab`` and weights ``W``; ``act`` marks
 which slots of padded rows belong to the set (empty: all of them, the ``"all"`` feature set).
+
+Attribute values (python-crfsuite's ``{"k": 2.5}``): ``V`` (float32, one value per state id of ``X``)
+makes a token's state score Σ_k V[i, k]·W[X[i, k], y] and an update add ±V[i, k] (averaging sums
+±c·V[i, k]). Without values, every kernel receives a 1-d placeholder instead, and `state_value` is
+resolved *by that type* at compile time to the constant 1.0: the multiplications fold away
+(x·1.0 = x exactly, so LLVM removes them), and the all-ones epoch is the code it was before values
+existed, with the same results bit for bit.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from structperc.compiled.intrinsics import prefetch, viterbi_step4, viterbi_step8
 
@@ -22,7 +30,28 @@ AOT_EXPORTS = {
     "train_epoch_partial": "UniTuple(i8, 4)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
                            "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
                            "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1])",
+    "train_epoch_valued": "UniTuple(i8, 4)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
+                          "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
+                          "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1], f4[:, ::1])",
 }
+
+
+def state_value(V, i, k):
+    """The value of state attribute ``k`` of token ``i``: ``V[i, k]`` (float64) for a 2-d ``V``; for
+    the 1-d placeholder of data without values, the constant 1.0. In compiled code the choice is
+    made by ``V``'s type (see `_state_value`), not at run time."""
+    return 1.0 if V.ndim == 1 else float(V[i, k])
+
+
+@overload(state_value, inline="always")
+def _state_value(V, i, k):
+    """`state_value` for numba, specialized on the type of ``V``: a 1-d array (no values) gives the
+    literal 1.0, which constant-folds through the scores and updates it multiplies."""
+    if isinstance(V, types.Array) and V.ndim == 1:
+        return lambda V, i, k: 1.0
+    if isinstance(V, types.Array) and V.ndim == 2:
+        return lambda V, i, k: np.float64(V[i, k])
+    return None
 
 
 @njit(cache=True, nogil=True)
@@ -123,8 +152,9 @@ def constrained_viterbi_into(state, trans, per_token, end, allowed, a, path, T, 
 
 
 @njit(cache=True, nogil=True)
-def sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans):
-    """Fill ``state[:T]`` and ``trans[:T]`` for tokens ``a:b`` (T = b - a) from current weights.
+def sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans, V):
+    """Fill ``state[:T]`` and ``trans[:T]`` for tokens ``a:b`` (T = b - a) from current weights,
+    state weights times their attribute's value (``V``, or 1 for the 1-d placeholder).
 
     Without observation-conditioned templates only ``trans[0]`` is filled: it serves every position.
     """
@@ -136,6 +166,7 @@ def sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans):
         for k in range(X.shape[1]):
             at = X[a + t, k]
             if at >= 0:
+                v = state_value(V, a + t, k)
                 if dense:
                     lo = np.uint64(at) * np.uint64(L)
                     hi = lo + np.uint64(L)
@@ -144,10 +175,10 @@ def sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans):
                     hi = np.uint64(ptr[at + 1])
                 if hi - lo == np.uint64(L):  # a full row: contiguous (unsigned: no index checks)
                     for y in range(L):
-                        state[t, y] += W[lo + np.uint64(y)]
+                        state[t, y] += v * W[lo + np.uint64(y)]
                 else:
                     for j in range(lo, hi):
-                        state[t, lab[j]] += W[j]
+                        state[t, lab[j]] += v * W[j]
         if t > 0 and XT.shape[1] == 0:
             continue  # unconditioned: trans[0] serves every position
         for p in range(L + 1):
@@ -183,9 +214,10 @@ def find_pair(ptr, lab, act, full, at, g, L):
 
 
 @njit(cache=True, nogil=True)
-def _add(X, XT, row, g_prev, g, delta, c, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc, state_too):
-    """Add ``delta`` times the features of (row, g_prev → g) to the weights, ``c·delta`` to the sums;
-    a state pair outside the feature set is skipped (as CRFsuite does)."""
+def _add(X, XT, row, g_prev, g, delta, c, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc, state_too, V):
+    """Add ``delta`` times the features of (row, g_prev → g) to the weights, ``c·delta`` to the sums
+    (a state feature counts its attribute's value); a state pair outside the feature set is skipped
+    (as CRFsuite does)."""
     L = Wt.shape[1]
     if state_too:
         for k in range(X.shape[1]):
@@ -193,8 +225,9 @@ def _add(X, XT, row, g_prev, g, delta, c, ptr, lab, act, full, W, U, Wt, Ut, Wc,
             if at >= 0:
                 j = find_pair(ptr, lab, act, full, at, g, L)
                 if j >= 0:
-                    W[j] += delta
-                    U[j] += c * delta
+                    dv = delta * state_value(V, row, k)
+                    W[j] += dv
+                    U[j] += c * dv
     Wt[g_prev, g] += delta
     Ut[g_prev, g] += c * delta
     for k in range(XT.shape[1]):
@@ -251,7 +284,8 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
         Sentences with a mistake, tokens mislabelled, and the updated instance counter c.
     """
     m, e, c, _ = _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
-                        max_len, np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8))
+                        max_len, np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8),
+                        np.zeros(0, dtype=np.float32))
     return m, e, c
 
 
@@ -279,13 +313,34 @@ def train_epoch_partial(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, 
     E. R. Fernandes and U. Brefeld. Learning from partially annotated sequences. ECML PKDD 2011.
     """
     return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
-                  allowed, partial)
+                  allowed, partial, np.zeros(0, dtype=np.float32))
+
+
+@njit(cache=True, nogil=True)
+def train_epoch_valued(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
+                       max_len, allowed, partial, V):
+    """`train_epoch_partial` with attribute values ``V`` (float32, the shape of ``X``): a token's
+    state score is Σ_k V[i, k]·W[X[i, k], y], and an update adds ±V[i, k] to the pair (X[i, k], y)
+    (its averaging sum ±c·V[i, k]): the perceptron on the real-valued feature vector φ(x, y) whose
+    (attribute, label) components are the values (python-crfsuite's ``{"k": 2.5}``, CRFsuite's
+    ``crfsuite_attribute.value``). An empty ``partial`` trains every sentence on its gold labels;
+    with all values 1.0 the weights are exactly `train_epoch`'s (x·1.0 = x).
+
+    Returns
+    -------
+    (int, int, int, int)
+        As `train_epoch_partial`.
+    """
+    return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
+                  allowed, partial, V)
 
 
 @njit(cache=True, nogil=True)
 def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
-           allowed, partial):
-    """The epoch of `train_epoch` and `train_epoch_partial` (empty ``partial``: every tag known)."""
+           allowed, partial, V):
+    """The epoch of `train_epoch`, `train_epoch_partial` (empty ``partial``: every tag known) and
+    `train_epoch_valued` (``V`` 2-d; the 1-d placeholder compiles to the all-ones epoch, see
+    `state_value`)."""
     L = Wt.shape[1]
     full = act.shape[0] == 0  # no activity marks: the "all" feature set
     state = np.empty((max_len, L))
@@ -319,7 +374,7 @@ def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask,
         if T == 0:
             c += 1
             continue
-        sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans)
+        sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans, V)
         viterbi_into(state, trans, per_token, end, path, T, delta, back)
         if any_partial and partial[s]:
             if constrained_viterbi_into(state, trans, per_token, end, allowed, a, gold, T, delta, back,
@@ -347,9 +402,9 @@ def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask,
                     token_errors += 1
                 if g != p or g_prev != p_prev:
                     _add(X, XT, a + t, g_prev, g, 1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
-                         g != p)
+                         g != p, V)
                     _add(X, XT, a + t, p_prev, p, -1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
-                         g != p)
+                         g != p, V)
         c += 1
     return mistakes, token_errors, c, skipped
 
@@ -371,3 +426,9 @@ def warm_up() -> None:
                         np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
                         np.zeros((2, 1)), np.zeros(1), 0, 1, np.ones((1, 1), np.uint8),
                         np.ones(1, np.uint8))
+    train_epoch_valued(np.zeros(1, i64), np.array([0, 1], i64), X, XT, np.zeros(1, i32),
+                       np.array([0, 1], i64), np.zeros(1, np.int16), np.zeros(0, np.uint8),
+                       np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
+                       np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
+                       np.zeros((2, 1)), np.zeros(1), 0, 1, np.zeros((0, 1), np.uint8),
+                       np.zeros(0, np.uint8), np.ones((1, 1), np.float32))

@@ -12,7 +12,7 @@ from typing import IO, Callable
 
 import numpy as np
 
-from structperc.features.index import Features
+from structperc.features.index import Features, checked_values
 from structperc.errors import InputError
 from structperc.model.weights import Weights
 from structperc.model.state_weights import FeatureSet, StateWeights, all_pairs
@@ -50,7 +50,8 @@ class EpochReport:
 class PerceptronState:
     """Everything training needs to continue exactly where it was (weights, sums, counter, RNG)."""
 
-    W: np.ndarray          # (nnz,) float32: current weights of the state pairs (integers, exact)
+    W: np.ndarray          # (nnz,) float32: current weights of the state pairs (integers, exact,
+    #                        unless attribute values other than 1 are trained)
     U: np.ndarray          # (nnz,) float64: running sum of c·Δ for averaging
     Wt: np.ndarray         # (L + 1, L) float32
     Ut: np.ndarray         # (L + 1, L) float64
@@ -192,9 +193,10 @@ def check_kernel_inputs(X: np.ndarray, XT: np.ndarray, y: np.ndarray, ptr: np.nd
 
 
 def _epoch_kernel(name: str = "train_epoch"):
-    """The compiled training epoch (``train_epoch``, or ``train_epoch_partial`` for data with
-    unknown tags): the ahead-of-time build, else numba's JIT (compiled, or loaded from its cache,
-    here, so that the first timed epoch measures training and not compilation)."""
+    """The compiled training epoch (``train_epoch``, ``train_epoch_partial`` for data with unknown
+    tags, ``train_epoch_valued`` for attribute values): the ahead-of-time build, else numba's JIT
+    (compiled, or loaded from its cache, here, so that the first timed epoch measures training and
+    not compilation)."""
     from structperc.compiled import loader
 
     kernel = loader.aot(name)
@@ -204,6 +206,21 @@ def _epoch_kernel(name: str = "train_epoch"):
         epoch_kernels.warm_up()
         kernel = getattr(epoch_kernels, name)
     return kernel
+
+
+def check_values(values: np.ndarray | None, X: np.ndarray) -> np.ndarray | None:
+    """Attribute values as the compiled epoch reads them (C-contiguous float32 of ``X``'s shape), or
+    None when there are none or every value is 1: the all-ones epoch is then run, which gives the
+    same weights bit for bit (x·1 = x) at the speed of training without values.
+
+    Raises `InputError` for a shape that does not match the attribute ids, or a value that is not
+    finite (one NaN or infinity would spread through every weight it touches)."""
+    if values is None:
+        return None
+    v = checked_values(values, X)
+    if (v == 1).all():
+        return None
+    return v
 
 
 def partial_sentences(allowed: np.ndarray, y: np.ndarray, ptr: np.ndarray) -> np.ndarray:
@@ -250,6 +267,7 @@ def train_perceptron(
     consume: bool = False,
     progress: Callable[[int, int], None] | None = None,
     allowed: np.ndarray | None = None,
+    values: np.ndarray | None = None,
 ) -> tuple[Weights, int]:
     """Train (or continue training) until ``state.epoch == epochs``.
 
@@ -280,6 +298,13 @@ def train_perceptron(
         filled by the best path that agrees with them (the latent structured perceptron, see
         `structperc.train.epoch_kernels.train_epoch_partial`); None, or no such sentence, trains
         exactly as fully labelled data.
+    values
+        Attribute values, float32 (n_tokens, n_state_templates) aligned with ``feats.state``
+        (python-crfsuite's ``{"k": 2.5}``; default ``feats.values``): a token's state score is
+        Σ_k v_k·W[a_k, y] and an update adds ±v_k (see
+        `structperc.train.epoch_kernels.train_epoch_valued`); a value is ignored where its id is
+        -1 (but must be finite everywhere). None, or every value 1, runs the all-ones epoch (the
+        same weights, bit for bit). Works with ``allowed``.
 
     Returns
     -------
@@ -299,6 +324,7 @@ def train_perceptron(
     X, XT, y = c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32), c(y, dtype=np.int32)
     ptr, mask, end = c(feats.sent_ptr, dtype=np.int64), c(mask, dtype=np.float64), c(end, dtype=np.float64)
     check_kernel_inputs(X, XT, y, ptr, state, mask, end)
+    V = check_values(feats.values if values is None else values, X)
     partial = None
     if allowed is not None:
         L = state.Wt.shape[1]
@@ -309,7 +335,12 @@ def train_perceptron(
             allowed = c(allowed, dtype=bool).view(np.uint8)
         else:
             partial = None  # every sentence fully labelled: the fully labelled epoch, exactly
-    train_epoch = _epoch_kernel("train_epoch" if partial is None else "train_epoch_partial")
+    if V is not None:
+        train_epoch = _epoch_kernel("train_epoch_valued")
+        if partial is None:  # the valued epoch with no partial sentence: every tag is gold
+            allowed, partial = np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8)
+    else:
+        train_epoch = _epoch_kernel("train_epoch" if partial is None else "train_epoch_partial")
     n_sent, n_tok = len(ptr) - 1, int(ptr[-1])
     max_len = int(np.diff(ptr).max())
     step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
@@ -326,7 +357,7 @@ def train_perceptron(
             if partial is None:
                 m, e, state.c = train_epoch(*args)
             else:
-                m, e, state.c, k = train_epoch(*args, allowed, partial)
+                m, e, state.c, k = train_epoch(*args, allowed, partial, *(() if V is None else (V,)))
                 skipped += k
             mistakes, token_errors = mistakes + m, token_errors + e
             if progress is not None:
