@@ -172,8 +172,7 @@ class Tagger(Assessment):
 
     def _keep(self, result: fitting.Fitted) -> None:
         self._set_model(result.model)
-        self.best_epoch_ = result.best_epoch
-        self.history_ = result.history
+        self.best_epoch_, self.history_ = result.best_epoch, result.history
 
     def _set_model(self, model: schema.Model) -> None:
         self.task_, self.labels_, self.label_set_ = model.task, model.labels, LabelSet(model.labels)
@@ -250,6 +249,9 @@ class Tagger(Assessment):
     @classmethod
     def from_model(cls, model: schema.Model) -> "Tagger":
         """An estimator around a loaded (or compressed) model."""
+        if model.attribute_model:
+            raise InputError("a model of structperc.sklearn.StructuredPerceptron (attribute dicts, not "
+                             "columns): load it with StructuredPerceptron(model_filename=...)")
         names = set(cls._param_names())
         tagger = cls(**{k: v for k, v in model.params.items() if k in names})
         tagger.template = model.templates

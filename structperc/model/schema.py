@@ -10,7 +10,11 @@ Metadata (format version 1)::
     labels           sorted label strings (ids are their positions)
     task, columns, tag_column, scheme, encoding, constrained, metric    the `Task`
     templates        template lines (the feature index's templates, in order)
-    features         the feature index's vocabularies, radixes, frequent values (`FeatureIndex.state_dict`)
+    features         the feature index's vocabularies, radixes, frequent values (`FeatureIndex.state_dict`);
+                     or, for a model of `structperc.sklearn` (whose features are the user's attribute
+                     dicts, not templates), ``{"kind": "attributes", "names": [...]}`` with no templates
+                     (`structperc.features.attributes.AttributeIndex`): a key the template models never
+                     write, so their files load and save byte for byte as before
     shapes           {"state": [A, L], "cond": [AT, L + 1, L]}
     params           the estimator's constructor parameters, without the template
     provenance       version, date, epochs, best epoch, seed, dev score, training files …
@@ -20,13 +24,15 @@ Metadata (format version 1)::
     calibration      (when fitted) {"temperature": τ, "source", "tokens", "nll": [before, after],
                      "ece": [before, after]}: p(path) ∝ exp(score / τ) (`structperc.decode.calibration`)
 
-Arrays: ``keys_<i>`` (per-template sorted attribute keys), ``state_{indptr,indices,values}`` (the
-non-zero state pairs, row-compressed, float32), ``cond_{indptr,indices,values}`` (conditioned
-transitions, likewise) and ``trans`` ((L + 1) × L, the last row ``<bos>``).
+Arrays: ``keys_<i>`` (per-template sorted attribute keys; none in an attribute model),
+``state_{indptr,indices,values}`` (the non-zero state pairs, row-compressed, float32),
+``cond_{indptr,indices,values}`` (conditioned transitions, likewise) and ``trans`` ((L + 1) × L, the
+last row ``<bos>``).
 """
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
+from structperc.features.attributes import AttributeIndex
 from structperc.features.dictionary import ColumnDictionary
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
@@ -65,8 +72,9 @@ class Model:
     labels : list of str
         Sorted; a label's id is its position.
     templates : list of str
-        Template lines, in the order of ``features.templates``.
-    features : FeatureIndex
+        Template lines, in the order of ``features.templates`` (empty for an attribute model).
+    features : FeatureIndex or AttributeIndex
+        Templates over columns, or (`structperc.sklearn`) a vocabulary of the user's attributes.
     weights : Weights
         With the scheme's transition mask and end penalties.
     params : dict
@@ -84,7 +92,7 @@ class Model:
     task: Task
     labels: list[str]
     templates: list[str]
-    features: FeatureIndex
+    features: FeatureIndex | AttributeIndex
     weights: Weights
     params: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
@@ -98,6 +106,12 @@ class Model:
     @property
     def label_set(self) -> LabelSet:
         return LabelSet(self.labels)
+
+    @property
+    def attribute_model(self) -> bool:
+        """Whether the features are an attribute vocabulary (`structperc.sklearn`), not templates:
+        such a model tags python-crfsuite items, not token columns."""
+        return isinstance(self.features, AttributeIndex)
 
     @property
     def temperature(self) -> float:
@@ -188,10 +202,21 @@ def _task(meta: dict) -> Task:
                 meta["metric"], bool(meta["constrained"]), encoding=meta.get("encoding", meta["scheme"]))
 
 
+def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray]) \
+        -> FeatureIndex | AttributeIndex:
+    """The feature index of a model: templates, or (``features.kind == "attributes"``) the attribute
+    vocabulary of a `structperc.sklearn` model."""
+    if isinstance(meta["features"], dict) and "kind" in meta["features"]:
+        if meta["features"]["kind"] != AttributeIndex.KIND or templates:
+            raise ValueError(f"unknown feature kind {meta['features']['kind']!r}")
+        return AttributeIndex.from_state(meta["features"], arrays)
+    return FeatureIndex.from_state(parse_templates(templates), meta["features"], arrays)
+
+
 def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
     task = _task(meta)
     templates = list(meta["templates"])
-    features = FeatureIndex.from_state(parse_templates(templates), meta["features"], arrays)
+    features = _features(meta, templates, arrays)
     labels = list(meta["labels"])
     if LabelSet(labels).labels != labels:
         raise ValueError("labels are not sorted and unique")
@@ -216,6 +241,25 @@ def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
                  dict(meta["params"]), provenance, _dictionary(extra, task),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
                  int(meta["format_version"]))
+
+
+def to_bytes(model: Model) -> bytes:
+    """The bytes of ``model``'s archive (what `write` would put in ``model.zip``): how an estimator
+    pickles its model without pickling arrays (`structperc.sklearn`)."""
+    with tempfile.TemporaryDirectory(prefix="structperc-model-") as tmp:
+        return write(tmp, model).read_bytes()
+
+
+def from_bytes(data: bytes) -> Model:
+    """The model whose archive bytes are ``data`` (`to_bytes`); damage raises `ModelFormatError`."""
+    with tempfile.TemporaryDirectory(prefix="structperc-model-") as tmp:
+        target = archive_path(tmp)
+        target.write_bytes(data)
+        try:
+            return read(tmp)
+        except ModelFormatError as exc:  # name the bytes, not a temporary file
+            raise ModelFormatError(str(exc).replace(str(target), "model bytes").replace(tmp, "model bytes")) \
+                from None
 
 
 def file_size(path: str | os.PathLike) -> int:

@@ -1,0 +1,478 @@
+"""`StructuredPerceptron`: sklearn-crfsuite's ``CRF`` interface on the averaged structured perceptron.
+
+Users of sklearn-crfsuite (many of whom started from its CoNLL-2002 tutorial) have feature functions
+that turn each token into a dict of attributes. This estimator takes those dicts unchanged: ``X`` is a
+list of sequences, a sequence a list of items, an item a dict or a list of strings, read by
+python-crfsuite's ``ItemSequence`` rules (`structperc.features.attributes`: ``{"k": "v"}`` is the
+attribute ``k:v`` with value 1, ``{"k": 2.5}`` the attribute ``k`` with value 2.5 …). Labels are opaque
+strings, as in sklearn-crfsuite; a scheme (``scheme="iob2"`` …) may add its transition constraints.
+
+What matches sklearn-crfsuite (``sklearn_crfsuite/estimator.py``, version 0.5):
+
+* ``fit(X, y, X_dev=None, y_dev=None)``, ``predict``, ``predict_single``, ``predict_marginals``,
+  ``predict_marginals_single``, ``score`` (token accuracy), and the attributes ``classes_``,
+  ``attributes_``, ``num_attributes_``, ``state_features_``, ``transition_features_``, ``size_``
+  (None before fitting);
+* the parameters ``algorithm`` (``"ap"`` only), ``max_iterations``, ``all_possible_states``,
+  ``all_possible_transitions``, ``verbose``, ``model_filename``. CRF-only parameters (``c1``, ``c2``,
+  ``num_memories`` …) raise a ``ValueError`` naming them;
+* scikit-learn's conventions: ``get_params``/``set_params``, ``clone``, ``cross_val_score``
+  (``n_jobs`` > 1 too: the estimator pickles) and ``GridSearchCV``.
+
+What differs, and why:
+
+* With ``X_dev``, the iterations are scored on it and the best one is kept (sklearn-crfsuite only
+  logs its holdout scores), and (``calibrate``) the temperature of the marginals is fitted on it
+  (`structperc.decode.calibration`): perceptron scores are not log-likelihoods, so τ = 1 marginals
+  are over-confident.
+* ``all_possible_states=None`` (the default) means every (attribute, label) pair, structperc's
+  default (a perceptron learns negative evidence with them); ``False`` is CRFsuite's default, the
+  pairs seen in training (`structperc.model.state_weights`).
+* ``all_possible_transitions`` is accepted and changes nothing: structperc's transition weights are
+  always the dense (L + 1) × L matrix (the last row the sentence start), so every transition can be
+  learnt; ``transition_features_`` lists all L × L label pairs.
+* Pickles hold the model as its archive bytes (`structperc.model.schema.to_bytes`: ``.npy`` arrays and
+  JSON, no pickled arrays); ``model_filename`` is a structperc model directory (or ``.zip`` file), not a
+  CRFsuite file.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from numbers import Integral
+from typing import Any, Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from structperc.errors import InputError
+from structperc.features.attributes import AttributeIndex
+from structperc.features.index import Features
+from structperc.labels import SCHEMES, LabelSet, valid_sequence
+from structperc.model import schema
+from structperc.model.archive import archive_path
+from structperc.model.state_weights import feature_set
+from structperc.model.task import Task
+from structperc.model.weights import Weights
+from structperc.version import __version__
+
+#: sklearn-crfsuite ``CRF`` parameters with no meaning for the averaged perceptron (CRF training
+#: algorithms' settings, CRFsuite's feature cut-off, sklearn-crfsuite's file and trainer plumbing).
+CRF_ONLY = ("min_freq", "c1", "c2", "num_memories", "epsilon", "period", "delta", "linesearch",
+            "max_linesearch", "calibration_eta", "calibration_rate", "calibration_samples",
+            "calibration_candidates", "calibration_max_trials", "pa_type", "c", "error_sensitive",
+            "averaging", "variance", "gamma", "keep_tempfiles", "trainer_cls")
+#: Iterations when ``max_iterations`` is None (structperc's default epochs; CRFsuite's ``ap``: 100).
+DEFAULT_ITERATIONS = 10
+#: The task name of the models this estimator writes.
+TASK_NAME = "sklearn"
+
+
+class StructuredPerceptron(BaseEstimator):
+    """Averaged structured perceptron sequence tagger with sklearn-crfsuite's ``CRF`` interface.
+
+    Parameters
+    ----------
+    algorithm : {"ap"} or None
+        The training algorithm: the averaged perceptron (Collins 2002), CRFsuite's ``"ap"``. Any
+        other value (``"lbfgs"`` …) raises ``ValueError``.
+    max_iterations : int, optional
+        Passes over the training data (default `DEFAULT_ITERATIONS`).
+    all_possible_states : bool, optional
+        True or None: a state weight for every (attribute, label) pair; False: only the pairs seen
+        in training (CRFsuite's ``feature.possible_states=0``).
+    all_possible_transitions : bool, optional
+        Accepted for compatibility; transitions are always all (L + 1) × L.
+    verbose : bool
+        Print one line per iteration (mistakes, dev score, speed) to standard output.
+    model_filename : str or path, optional
+        Where ``fit`` saves the model (a structperc model directory, or a ``.zip`` path). An
+        estimator given only the path of an existing model loads it on first use.
+    random_state : int, RandomState or None
+        Seed of the order of the training sentences in every iteration (None: 0, deterministic).
+    scheme : {"none", "iob1", "iob2", "iobes", "bmes"}
+        The tag scheme of the labels ("none": opaque strings). A span scheme also scores ``X_dev``
+        by span F1 instead of token accuracy.
+    constrained : bool, optional
+        Forbid the transitions the scheme forbids (``I-X`` after ``O`` in IOB2 …) when training and
+        decoding; None: whenever ``scheme`` is not "none".
+    calibrate : bool
+        Fit the temperature of ``predict_marginals`` on ``X_dev`` (when given).
+    **crf_params
+        sklearn-crfsuite's CRF-only parameters (`CRF_ONLY`) are refused with a ``ValueError`` naming
+        them unless None (their default there).
+
+    Examples
+    --------
+    >>> X = [[{"w": "Juan"}, {"w": "vive"}], [{"w": "Ana"}]]
+    >>> y = [["B-PER", "O"], ["B-PER"]]
+    >>> sp = StructuredPerceptron(max_iterations=5).fit(X, y)
+    >>> sp.predict_single([{"w": "Ana"}, {"w": "vive"}])
+    ['B-PER', 'O']
+    >>> sp.classes_, sp.score(X, y)
+    (['B-PER', 'O'], 1.0)
+    """
+
+    def __init__(self, algorithm: str | None = "ap", max_iterations: int | None = None,
+                 all_possible_states: bool | None = None, all_possible_transitions: bool | None = None,
+                 verbose: bool = False, model_filename: str | os.PathLike | None = None,
+                 random_state: Any = 0, scheme: str = "none", constrained: bool | None = None,
+                 calibrate: bool = True, **crf_params: Any):
+        refused = sorted(k for k, v in crf_params.items() if k in CRF_ONLY and v is not None)
+        unknown = sorted(k for k in crf_params if k not in CRF_ONLY)
+        if unknown:
+            raise TypeError(f"StructuredPerceptron got unexpected keyword argument(s) {', '.join(unknown)}")
+        if refused:
+            raise ValueError(f"CRF-only parameter(s) {', '.join(refused)} have no meaning for the "
+                             "averaged perceptron (StructuredPerceptron has no regularization, line "
+                             "search or feature cut-off): remove them")
+        self.algorithm = algorithm
+        self.max_iterations = max_iterations
+        self.all_possible_states = all_possible_states
+        self.all_possible_transitions = all_possible_transitions
+        self.verbose = verbose
+        self.model_filename = model_filename
+        self.random_state = random_state
+        self.scheme = scheme
+        self.constrained = constrained
+        self.calibrate = calibrate
+
+    # ------------------------------------------------------------------------- parameters
+    def _options(self) -> dict[str, Any]:
+        """The parameters, checked (ValueError naming the bad one)."""
+        if self.algorithm not in (None, "ap"):
+            raise ValueError(f"algorithm={self.algorithm!r} is a CRF training algorithm: "
+                             "StructuredPerceptron trains the averaged perceptron, algorithm='ap'")
+        iterations = DEFAULT_ITERATIONS if self.max_iterations is None else self.max_iterations
+        if not isinstance(iterations, Integral) or isinstance(iterations, bool) or iterations < 1:
+            raise ValueError(f"max_iterations must be a positive integer, not {self.max_iterations!r}")
+        for name in ("all_possible_states", "all_possible_transitions", "constrained"):
+            if getattr(self, name) not in (None, True, False):
+                raise ValueError(f"{name} must be True, False or None, not {getattr(self, name)!r}")
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, not {self.scheme!r}")
+        if self.constrained and self.scheme == "none":
+            raise ValueError("constrained=True needs a tag scheme (scheme='iob2', 'iobes', …)")
+        seed = self.random_state
+        if seed is None:
+            seed = 0
+        elif hasattr(seed, "randint"):  # a numpy RandomState: a seed drawn from it
+            seed = int(seed.randint(2 ** 31 - 1))
+        if not isinstance(seed, Integral) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"random_state must be a non-negative integer, a RandomState or None, "
+                             f"not {self.random_state!r}")
+        constrained = self.scheme != "none" if self.constrained is None else bool(self.constrained)
+        metric = "words" if self.scheme == "bmes" else ("accuracy" if self.scheme == "none" else "span")
+        task = Task(TASK_NAME, ("attributes", "label"), "label", "", self.scheme, metric, constrained,
+                    int(iterations), encoding=self.scheme)
+        return {"task": task, "iterations": int(iterations), "seed": int(seed),
+                "feature_set": "observed" if self.all_possible_states is False else "all"}
+
+    # ------------------------------------------------------------------------------ fitting
+    def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]], X_dev: Sequence[Any] | None = None,
+            y_dev: Sequence[Sequence[str]] | None = None) -> "StructuredPerceptron":
+        """Train on feature-dict sequences ``X`` and their label sequences ``y``.
+
+        With ``X_dev`` and ``y_dev`` the iteration with the best dev score (token accuracy, or span
+        F1 with a span ``scheme``) is kept, and the marginals' temperature is fitted on them.
+        """
+        if (X_dev is None) != (y_dev is None):
+            raise ValueError("Pass both X_dev and y_dev to use the holdout data")
+        opts = self._options()
+        task: Task = opts["task"]
+        self.__dict__.pop("_model", None)
+        self.__dict__.pop("_size", None)
+        index = AttributeIndex()
+        feats = index.fit_transform(X)
+        tags = _flat_tags(y, feats.sent_ptr, "y", task)
+        if not len(tags):
+            raise InputError("no training tokens: nothing to train on")
+        label_set = LabelSet(tags)
+        labels = label_set.labels
+        gold = label_set.encode(tags)
+        mask, end = schema.masks(labels, task)
+        pairs = feature_set(opts["feature_set"], feats.state, gold, index.n_state_attributes, len(labels))
+        from structperc.train.perceptron import PerceptronState, train_perceptron
+
+        state = PerceptronState.zeros(index.n_state_attributes, 0, len(labels), pairs)
+        del pairs
+        dev = None if X_dev is None else _Dev(index, X_dev, y_dev, task, labels)
+        history: list = []
+
+        def report(r: Any) -> None:
+            history.append(r)
+            if self.verbose:
+                print(r, file=sys.stdout, flush=True)
+        weights, best = train_perceptron(
+            feats, gold, state, mask=mask, end=end, epochs=opts["iterations"], seed=opts["seed"],
+            dev_score=None if dev is None else dev.score, dev_rows=None if dev is None else dev.rows,
+            callback=report, consume=True, values=feats.values)
+        weights, remap = _drop_unused(index, weights)
+        calibration = None
+        if dev is not None and self.calibrate:
+            calibration = dev.calibration(weights, remap)
+        from structperc.fitting import training_date
+
+        provenance = {"structperc_version": __version__, "date": training_date(),
+                      "epochs": opts["iterations"], "best_epoch": best, "seed": opts["seed"],
+                      "dev_score": state.best_score, "n_sentences": len(feats.sent_ptr) - 1,
+                      "n_tokens": int(feats.sent_ptr[-1]), "estimator": "structperc.sklearn.StructuredPerceptron"}
+        model = schema.Model(task, labels, [], index, weights, params=self._json_params(),
+                             provenance=provenance, calibration=calibration)
+        if self.model_filename is not None:
+            schema.write(self.model_filename, model)
+        self._model = model
+        self.best_iteration_ = best
+        self.history_ = history
+        return self
+
+    def _json_params(self) -> dict[str, Any]:
+        params = self.get_params()
+        if params["model_filename"] is not None:
+            params["model_filename"] = os.fspath(params["model_filename"])
+        if not isinstance(params["random_state"], (int, type(None))):
+            params["random_state"] = repr(params["random_state"])
+        return params
+
+    # ---------------------------------------------------------------------------- the model
+    def _current(self) -> schema.Model | None:
+        """The fitted model; an unfitted estimator with an existing ``model_filename`` loads it."""
+        model = self.__dict__.get("_model")
+        if model is None and self.model_filename is not None \
+                and archive_path(self.model_filename).exists():
+            model = schema.read(self.model_filename)
+            if not model.attribute_model:
+                raise InputError(f"{self.model_filename}: a template model (structperc.Tagger), not "
+                                 "one of StructuredPerceptron: load it with structperc.Tagger.load",
+                                 os.fspath(self.model_filename))
+            self._model = model
+        return model
+
+    def _fitted(self) -> schema.Model:
+        model = self._current()
+        if model is None:
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("This StructuredPerceptron is not fitted yet: call fit, or give "
+                                 "model_filename of a saved model")
+        return model
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """For `sklearn.utils.validation.check_is_fitted`: fitted, or a saved model to load."""
+        return self._current() is not None
+
+    @property
+    def model_(self) -> schema.Model | None:
+        """The `structperc.model.schema.Model` (None before fitting)."""
+        return self._current()
+
+    # --------------------------------------------------------------------------- prediction
+    def _features(self, X: Any) -> tuple[schema.Model, Features]:
+        model = self._fitted()
+        if isinstance(X, (str, bytes)) or not hasattr(X, "__iter__"):
+            raise InputError(f"X must be a list of sequences of items, not {type(X).__name__}")
+        return model, model.features.transform(X)
+
+    def predict(self, X: Sequence[Any]) -> np.ndarray:
+        """Label sequences of ``X``: a 1-D object array of lists of labels (sklearn-crfsuite's type)."""
+        model, feats = self._features(X)
+        from structperc.decode.decoder import predict
+
+        ids = predict(model.weights, feats)
+        flat = np.asarray(model.labels, dtype=object)[ids].tolist()
+        return _split(flat, feats.sent_ptr)
+
+    def predict_single(self, xseq: Sequence[Any]) -> list[str]:
+        """Labels of one sequence of items."""
+        return self.predict([xseq])[0]
+
+    def predict_marginals(self, X: Sequence[Any]) -> np.ndarray:
+        """p(label at each position) of every sequence: an object array of lists of dicts
+        ``{label: probability}`` (at the model's calibrated temperature)."""
+        model, feats = self._features(X)
+        from structperc.decode.marginals import marginals
+
+        probs = marginals(model.weights, feats, model.temperature)[0]
+        labels = model.labels
+        rows = [dict(zip(labels, row)) for row in probs.tolist()]
+        return _split(rows, feats.sent_ptr)
+
+    def predict_marginals_single(self, xseq: Sequence[Any]) -> list[dict[str, float]]:
+        """`predict_marginals` of one sequence."""
+        return self.predict_marginals([xseq])[0]
+
+    def score(self, X: Sequence[Any], y: Sequence[Sequence[str]]) -> float:
+        """Token accuracy of the predictions of ``X`` against ``y`` (sklearn-crfsuite's score)."""
+        pred = self.predict(X)
+        gold = [list(s) for s in y]
+        if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
+            raise ValueError("y does not match X: the numbers of sequences or of tokens differ")
+        total = sum(map(len, gold))
+        correct = sum(a == b for g, p in zip(gold, pred) for a, b in zip(g, p))
+        return correct / total if total else 0.0
+
+    # --------------------------------------------------------------------------- inspection
+    @property
+    def classes_(self) -> list[str] | None:
+        """The labels (sorted), or None before fitting."""
+        model = self._current()
+        return None if model is None else list(model.labels)
+
+    @property
+    def attributes_(self) -> list[str] | None:
+        """The attributes with a non-zero weight, by id (CRFsuite keeps those in its model too)."""
+        model = self._current()
+        return None if model is None else list(model.features.names)  # type: ignore[union-attr]
+
+    @property
+    def num_attributes_(self) -> int | None:
+        model = self._current()
+        return None if model is None else model.features.n_state_attributes
+
+    @property
+    def state_features_(self) -> dict[tuple[str, str], float] | None:
+        """``{(attribute, label): weight}`` of every non-zero state weight."""
+        model = self._current()
+        if model is None:
+            return None
+        sw = model.weights.sparse
+        nz = sw.values != 0
+        names, labels = model.features.names, model.labels  # type: ignore[union-attr]
+        return {(names[a], labels[b]): v for a, b, v in
+                zip(sw.rows()[nz].tolist(), sw.labels[nz].tolist(), sw.values[nz].tolist())}
+
+    @property
+    def transition_features_(self) -> dict[tuple[str, str], float] | None:
+        """``{(label_from, label_to): weight}`` of every pair of labels (the sentence-start row,
+        which CRFsuite does not have, is left out)."""
+        model = self._current()
+        if model is None:
+            return None
+        labels, trans = model.labels, model.weights.trans.tolist()
+        return {(a, b): trans[i][j] for i, a in enumerate(labels) for j, b in enumerate(labels)}
+
+    @property
+    def size_(self) -> int | None:
+        """Bytes of the model archive."""
+        model = self._current()
+        if model is None:
+            return None
+        if "_size" not in self.__dict__:
+            self._size = len(schema.to_bytes(model))
+        return self._size
+
+    @property
+    def temperature_(self) -> float | None:
+        """τ of the marginals (fitted on ``X_dev`` with ``calibrate``; else 1)."""
+        model = self._current()
+        return None if model is None else model.temperature
+
+    # ------------------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict:
+        """The parameters and the model as its archive bytes (arrays as ``.npy``, never pickled)."""
+        parent = getattr(super(), "__getstate__", None)
+        state = dict(parent() if parent is not None else self.__dict__)
+        state.pop("_size", None)
+        model = state.pop("_model", None)
+        if model is not None:
+            state["_model_archive"] = schema.to_bytes(model)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        archive = state.pop("_model_archive", None)
+        parent = getattr(super(), "__setstate__", None)
+        if parent is not None:
+            parent(state)
+        else:
+            self.__dict__.update(state)
+        if archive is not None:
+            self._model = schema.from_bytes(archive)
+
+
+class _Dev:
+    """Held-out sequences: scores the iterations' averaged weights, then fits the temperature."""
+
+    def __init__(self, index: AttributeIndex, X: Any, y: Any, task: Task, labels: list[str]):
+        feats = index.transform(X)
+        self.task, self.labels = task, labels
+        self.tags = _flat_tags(y, feats.sent_ptr, "y_dev", task)
+        self.gold = _split(self.tags, feats.sent_ptr).tolist()
+        self.feats = feats
+        known = feats.state >= 0
+        rows, inverse = np.unique(feats.state[known], return_inverse=True)
+        state = np.full(feats.state.shape, -1, dtype=np.int32)
+        state[known] = inverse.ravel()
+        #: the dev data over the attributes it uses, renumbered (`train_perceptron`'s ``dev_rows``)
+        self.compact = Features(state, feats.trans, feats.sent_ptr, feats.values)
+        self.rows = rows.astype(np.int64)
+
+    def score(self, weights: Weights) -> float:
+        from structperc.decode.decoder import predict
+        from structperc.fitting import task_score
+
+        ids = predict(weights, self.compact)
+        pred = _split(np.asarray(self.labels, dtype=object)[ids].tolist(), self.feats.sent_ptr)
+        return task_score(self.task, self.gold, pred.tolist())
+
+    def calibration(self, weights: Weights, remap: np.ndarray | None) -> dict:
+        """τ fitted on the dev tokens (gold labels unknown to the model left out), as the schema
+        stores it; ``remap``: the attribute ids after `_drop_unused` (None: unchanged)."""
+        from structperc.decode.calibration import fit_temperature, token_nll
+
+        feats = self.feats
+        if remap is not None:
+            state = np.where(feats.state >= 0, remap[feats.state], -1).astype(np.int32)
+            feats = Features(state, feats.trans, feats.sent_ptr, feats.values)
+        gold = LabelSet(self.labels).encode(self.tags, unknown=-1)
+        tau = fit_temperature(weights, feats, gold)
+        nll = [token_nll(weights, feats, gold, 1.0), token_nll(weights, feats, gold, tau)]
+        return {"temperature": tau, "source": "X_dev", "tokens": int(feats.sent_ptr[-1]), "nll": nll}
+
+
+def _flat_tags(y: Any, sent_ptr: np.ndarray, what: str, task: Task) -> list[str]:
+    """The labels of ``y`` in token order, checked against the sequences' lengths (and the scheme
+    when it is constrained)."""
+    if isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
+        raise InputError(f"{what} must be a list of label sequences, not {type(y).__name__}")
+    seqs = [list(s) if not isinstance(s, (str, bytes)) else None for s in y]
+    lengths = np.diff(sent_ptr)
+    if len(seqs) != len(lengths):
+        raise InputError(f"{what} has {len(seqs)} sequences, X has {len(lengths)}")
+    flat: list[str] = []
+    for i, (seq, n) in enumerate(zip(seqs, lengths.tolist())):
+        if seq is None or len(seq) != n:
+            raise InputError(f"{what}[{i}] has {'a string' if seq is None else len(seq)} label(s) for "
+                             f"{n} item(s)")
+        flat += seq
+    if not all(isinstance(t, str) for t in flat):
+        bad = next(t for t in flat if not isinstance(t, str))
+        raise InputError(f"labels must be strings, not {type(bad).__name__} ({bad!r})")
+    if task.constrained:
+        for i, seq in enumerate(seqs):
+            if not valid_sequence(seq, task.model_scheme):  # type: ignore[arg-type]
+                raise InputError(f"{what}[{i}] is not a valid {task.model_scheme} sequence: use the "
+                                 "scheme the labels follow, or constrained=False")
+    return flat
+
+
+def _split(flat: list[Any], sent_ptr: np.ndarray) -> np.ndarray:
+    """A 1-D object array of the per-sequence slices of ``flat`` (never 2-D, whatever the lengths)."""
+    ptr = sent_ptr.tolist()
+    out = np.empty(len(ptr) - 1, dtype=object)
+    for i in range(len(ptr) - 1):
+        out[i] = flat[ptr[i]:ptr[i + 1]]
+    return out
+
+
+def _drop_unused(index: AttributeIndex, weights: Weights) -> tuple[Weights, np.ndarray | None]:
+    """Weights and index without the attributes whose weights are all zero (CRFsuite's model keeps
+    only attributes of non-zero features too: they change no score, and cost room in the file),
+    and the new id of every old attribute (-1: dropped; None when none is)."""
+    keep = weights.sparse.row_norms() > 0
+    if keep.all():
+        return weights, None
+    index.prune(keep)
+    remap = np.where(keep, np.cumsum(keep) - 1, -1)
+    return Weights(weights.sparse.select(keep), weights.trans, weights.cond, weights.mask,
+                   weights.end), remap
