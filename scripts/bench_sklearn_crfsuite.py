@@ -14,6 +14,8 @@ Both estimators receive the same list of lists of dicts: train on ``esp.train``,
 Times are wall-clock seconds of ``fit`` and ``predict`` (feature dicts → model / tags, the
 conversion each library does from the dicts included); ``--repeat`` runs each fit and predict that
 many times and reports the minimum (the machine is shared: the minimum is the least disturbed run).
+StructuredPerceptron's default ``scheme="auto"`` learns the IOB2 tags in IOBES (``--scheme none``:
+opaque labels, as sklearn-crfsuite treats them).
 
 Run: ``python scripts/bench_sklearn_crfsuite.py [--corpora DIR] [--repeat 3] [--json out.json]``
 """
@@ -97,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", default="esp.testb")
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=1, help="runs of each fit/predict (minimum kept)")
+    ap.add_argument("--scheme", default="auto", help="StructuredPerceptron's scheme (auto: IOB2 labels "
+                    "learnt in IOBES; none: opaque labels, as sklearn-crfsuite)")
     ap.add_argument("--only", choices=("both", "crfsuite", "structperc"), default="both")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
@@ -120,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, float]] = {}
     estimators = {
         "sklearn-crfsuite": lambda: sklearn_crfsuite.CRF(algorithm="ap", max_iterations=args.iterations),
-        "structperc": lambda: StructuredPerceptron(max_iterations=args.iterations),
+        "structperc": lambda: StructuredPerceptron(max_iterations=args.iterations,
+                                                      scheme=args.scheme),
     }
     if args.only != "both":
         estimators = {k: v for k, v in estimators.items() if (args.only == "crfsuite") == (k != "structperc")}

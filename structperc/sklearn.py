@@ -5,7 +5,7 @@ that turn each token into a dict of attributes. This estimator takes those dicts
 list of sequences, a sequence a list of items, an item a dict or a list of strings, read by
 python-crfsuite's ``ItemSequence`` rules (`structperc.features.attributes`: ``{"k": "v"}`` is the
 attribute ``k:v`` with value 1, ``{"k": 2.5}`` the attribute ``k`` with value 2.5 …). Labels are opaque
-strings, as in sklearn-crfsuite; a scheme (``scheme="iob2"`` …) may add its transition constraints.
+strings, as in sklearn-crfsuite, unless they follow a span scheme (below).
 
 What matches sklearn-crfsuite (``sklearn_crfsuite/estimator.py``, version 0.5):
 
@@ -21,6 +21,13 @@ What matches sklearn-crfsuite (``sklearn_crfsuite/estimator.py``, version 0.5):
 
 What differs, and why:
 
+* Span labels are learnt in IOBES (``scheme="auto"``, the default): labels that are all ``O``,
+  ``B-X`` or ``I-X`` are read as IOB2, converted to IOBES per sequence before training
+  (`structperc.labels.schemes.convert`), and predictions are converted back, so users see their own
+  scheme. The extra E/S labels tell a first-order model where a span ends, which B/I alone cannot
+  (the template tagger's default for span tasks, ``Task.encoding``: +0.2 F1 on CoNLL-2000; on
+  sklearn-crfsuite's CoNLL-2002 tutorial features, esp.testb span F1 76.78 against 75.77 learning in
+  IOB2). ``scheme="none"`` keeps labels opaque, as sklearn-crfsuite does.
 * With ``X_dev``, the iterations are scored on it and the best one is kept (sklearn-crfsuite only
   logs its holdout scores), and (``calibrate``) the temperature of the marginals is fitted on it
   (`structperc.decode.calibration`): perceptron scores are not log-likelihoods, so τ = 1 marginals
@@ -49,6 +56,7 @@ from structperc.errors import InputError
 from structperc.features.attributes import AttributeIndex
 from structperc.features.index import Features
 from structperc.labels import SCHEMES, LabelSet, valid_sequence
+from structperc.labels.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model import schema
 from structperc.model.archive import archive_path
 from structperc.model.state_weights import feature_set
@@ -64,6 +72,8 @@ CRF_ONLY = ("min_freq", "c1", "c2", "num_memories", "epsilon", "period", "delta"
             "averaging", "variance", "gamma", "keep_tempfiles", "trainer_cls")
 #: Iterations when ``max_iterations`` is None (structperc's default epochs; CRFsuite's ``ap``: 100).
 DEFAULT_ITERATIONS = 10
+#: The values of ``encoding`` (None: IOBES for span labels, else the labels' own scheme).
+ENCODINGS = (None, "iobes", "iob2")
 #: The task name of the models this estimator writes.
 TASK_NAME = "sklearn"
 
@@ -90,12 +100,18 @@ class StructuredPerceptron(BaseEstimator):
         estimator given only the path of an existing model loads it on first use.
     random_state : int, RandomState or None
         Seed of the order of the training sentences in every iteration (None: 0, deterministic).
-    scheme : {"none", "iob1", "iob2", "iobes", "bmes"}
-        The tag scheme of the labels ("none": opaque strings). A span scheme also scores ``X_dev``
-        by span F1 instead of token accuracy.
+    scheme : {"auto", "none", "iob1", "iob2", "iobes", "bmes"}
+        The tag scheme of the labels ("none": opaque strings). "auto" (the default): "iob2" when
+        every training label is ``O``, ``B-X`` or ``I-X`` (and one at least is not ``O``), else
+        "none". A span scheme also scores ``X_dev`` by span F1 instead of token accuracy.
+    encoding : {"iobes", "iob2"} or None
+        The span scheme the model learns in (labels are converted per sequence before training and
+        back after decoding); None: "iobes" for span labels (see above), else the labels' own scheme.
     constrained : bool, optional
-        Forbid the transitions the scheme forbids (``I-X`` after ``O`` in IOB2 …) when training and
-        decoding; None: whenever ``scheme`` is not "none".
+        Forbid the transitions the model's scheme forbids (``I-X`` after ``O`` in IOB2 …) when
+        training and decoding; None: whenever the (resolved) scheme is not "none". Training labels
+        are checked against the model's scheme after conversion: an IOB2 ``I-X`` after ``O`` reads
+        as a span's start (conlleval's rule), so it is accepted when the model learns in IOBES.
     calibrate : bool
         Fit the temperature of ``predict_marginals`` on ``X_dev`` (when given).
     **crf_params
@@ -116,8 +132,8 @@ class StructuredPerceptron(BaseEstimator):
     def __init__(self, algorithm: str | None = "ap", max_iterations: int | None = None,
                  all_possible_states: bool | None = None, all_possible_transitions: bool | None = None,
                  verbose: bool = False, model_filename: str | os.PathLike | None = None,
-                 random_state: Any = 0, scheme: str = "none", constrained: bool | None = None,
-                 calibrate: bool = True, **crf_params: Any):
+                 random_state: Any = 0, scheme: str = "auto", encoding: str | None = None,
+                 constrained: bool | None = None, calibrate: bool = True, **crf_params: Any):
         refused = sorted(k for k, v in crf_params.items() if k in CRF_ONLY and v is not None)
         unknown = sorted(k for k in crf_params if k not in CRF_ONLY)
         if unknown:
@@ -134,6 +150,7 @@ class StructuredPerceptron(BaseEstimator):
         self.model_filename = model_filename
         self.random_state = random_state
         self.scheme = scheme
+        self.encoding = encoding
         self.constrained = constrained
         self.calibrate = calibrate
 
@@ -149,10 +166,11 @@ class StructuredPerceptron(BaseEstimator):
         for name in ("all_possible_states", "all_possible_transitions", "constrained"):
             if getattr(self, name) not in (None, True, False):
                 raise ValueError(f"{name} must be True, False or None, not {getattr(self, name)!r}")
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, not {self.scheme!r}")
-        if self.constrained and self.scheme == "none":
-            raise ValueError("constrained=True needs a tag scheme (scheme='iob2', 'iobes', …)")
+        if self.scheme != "auto" and self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of auto, {', '.join(SCHEMES)}, not {self.scheme!r}")
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(map(str, ENCODINGS))}, "
+                             f"not {self.encoding!r}")
         seed = self.random_state
         if seed is None:
             seed = 0
@@ -161,12 +179,26 @@ class StructuredPerceptron(BaseEstimator):
         if not isinstance(seed, Integral) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"random_state must be a non-negative integer, a RandomState or None, "
                              f"not {self.random_state!r}")
-        constrained = self.scheme != "none" if self.constrained is None else bool(self.constrained)
-        metric = "words" if self.scheme == "bmes" else ("accuracy" if self.scheme == "none" else "span")
-        task = Task(TASK_NAME, ("attributes", "label"), "label", "", self.scheme, metric, constrained,
-                    int(iterations), encoding=self.scheme)
-        return {"task": task, "iterations": int(iterations), "seed": int(seed),
+        return {"iterations": int(iterations), "seed": int(seed),
                 "feature_set": "observed" if self.all_possible_states is False else "all"}
+
+    def _task(self, tags: list[str], iterations: int) -> Task:
+        """The task of a fit on the flat training labels ``tags``: the data's scheme (``"auto"``
+        resolved on them), the scheme the model learns in, the constraint and the dev metric."""
+        scheme = detect_scheme(tags) if self.scheme == "auto" else self.scheme
+        span = scheme in SPAN_SCHEMES
+        if self.encoding is not None and not span:
+            raise ValueError(f"encoding={self.encoding!r} needs span labels (scheme 'iob1', 'iob2' or "
+                             f"'iobes'; these labels are scheme {scheme!r})")
+        encoding = (self.encoding or "iobes") if span else scheme
+        if self.constrained and scheme == "none":
+            raise ValueError("constrained=True needs a tag scheme (scheme='iob2', 'iobes', …; these "
+                             "labels are not IOB2-shaped)" if self.scheme == "auto" else
+                             "constrained=True needs a tag scheme (scheme='iob2', 'iobes', …)")
+        constrained = scheme != "none" if self.constrained is None else bool(self.constrained)
+        metric = "words" if scheme == "bmes" else ("accuracy" if scheme == "none" else "span")
+        return Task(TASK_NAME, ("attributes", "label"), "label", "", scheme, metric, constrained,
+                    iterations, encoding=encoding)
 
     # ------------------------------------------------------------------------------ fitting
     def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]], X_dev: Sequence[Any] | None = None,
@@ -174,19 +206,22 @@ class StructuredPerceptron(BaseEstimator):
         """Train on feature-dict sequences ``X`` and their label sequences ``y``.
 
         With ``X_dev`` and ``y_dev`` the iteration with the best dev score (token accuracy, or span
-        F1 with a span ``scheme``) is kept, and the marginals' temperature is fitted on them.
+        F1 with a span ``scheme``, on the labels as given) is kept, and the marginals' temperature is
+        fitted on them. Span labels are converted to the model's scheme (``encoding``) per sequence.
         """
         if (X_dev is None) != (y_dev is None):
             raise ValueError("Pass both X_dev and y_dev to use the holdout data")
         opts = self._options()
-        task: Task = opts["task"]
         self.__dict__.pop("_model", None)
         self.__dict__.pop("_size", None)
         index = AttributeIndex()
         feats = index.fit_transform(X)
-        tags = _flat_tags(y, feats.sent_ptr, "y", task)
-        if not len(tags):
+        data = _flat_tags(y, feats.sent_ptr, "y")
+        if not len(data):
             raise InputError("no training tokens: nothing to train on")
+        task = self._task(data, opts["iterations"])
+        tags = _model_tags(data, feats.sent_ptr, "y", task)
+        del data
         label_set = LabelSet(tags)
         labels = label_set.labels
         gold = label_set.encode(tags)
@@ -279,8 +314,7 @@ class StructuredPerceptron(BaseEstimator):
         from structperc.decode.decoder import predict
 
         ids = predict(model.weights, feats)
-        flat = np.asarray(model.labels, dtype=object)[ids].tolist()
-        return _split(flat, feats.sent_ptr)
+        return _split(_data_tags(ids, feats.sent_ptr, model), feats.sent_ptr)
 
     def predict_single(self, xseq: Sequence[Any]) -> list[str]:
         """Labels of one sequence of items."""
@@ -288,12 +322,20 @@ class StructuredPerceptron(BaseEstimator):
 
     def predict_marginals(self, X: Sequence[Any]) -> np.ndarray:
         """p(label at each position) of every sequence: an object array of lists of dicts
-        ``{label: probability}`` (at the model's calibrated temperature)."""
+        ``{label: probability}`` over `classes_` (at the model's calibrated temperature). A model
+        learnt in another scheme sums its labels' probabilities into the data's (IOBES ``B-X`` and
+        ``S-X`` into IOB2 ``B-X`` …, `structperc.labels.partial.label_projection`)."""
         model, feats = self._features(X)
         from structperc.decode.marginals import marginals
 
         probs = marginals(model.weights, feats, model.temperature)[0]
-        labels = model.labels
+        if _converts(model.task):
+            from structperc.inference import projection_matrix
+
+            labels, M = projection_matrix(model)
+            probs = probs @ M
+        else:
+            labels = model.labels
         rows = [dict(zip(labels, row)) for row in probs.tolist()]
         return _split(rows, feats.sent_ptr)
 
@@ -314,9 +356,16 @@ class StructuredPerceptron(BaseEstimator):
     # --------------------------------------------------------------------------- inspection
     @property
     def classes_(self) -> list[str] | None:
-        """The labels (sorted), or None before fitting."""
+        """The labels in the data's scheme (sorted), or None before fitting: those `predict` can
+        return and `predict_marginals` keys (the model's own labels are ``model_.labels``)."""
         model = self._current()
-        return None if model is None else list(model.labels)
+        if model is None:
+            return None
+        if _converts(model.task):
+            from structperc.labels.partial import label_projection
+
+            return sorted(label_projection(model.labels, model.task.model_scheme, model.task.scheme))
+        return list(model.labels)
 
     @property
     def attributes_(self) -> list[str] | None:
@@ -331,7 +380,8 @@ class StructuredPerceptron(BaseEstimator):
 
     @property
     def state_features_(self) -> dict[tuple[str, str], float] | None:
-        """``{(attribute, label): weight}`` of every non-zero state weight."""
+        """``{(attribute, label): weight}`` of every non-zero state weight. The labels are the
+        model's (``model_.labels``: IOBES when span labels were learnt in IOBES), not `classes_`."""
         model = self._current()
         if model is None:
             return None
@@ -343,8 +393,9 @@ class StructuredPerceptron(BaseEstimator):
 
     @property
     def transition_features_(self) -> dict[tuple[str, str], float] | None:
-        """``{(label_from, label_to): weight}`` of every pair of labels (the sentence-start row,
-        which CRFsuite does not have, is left out)."""
+        """``{(label_from, label_to): weight}`` of every pair of the model's labels
+        (``model_.labels``, as in `state_features_`; the sentence-start row, which CRFsuite does not
+        have, is left out)."""
         model = self._current()
         if model is None:
             return None
@@ -396,8 +447,11 @@ class _Dev:
     def __init__(self, index: AttributeIndex, X: Any, y: Any, task: Task, labels: list[str]):
         feats = index.transform(X)
         self.task, self.labels = task, labels
-        self.tags = _flat_tags(y, feats.sent_ptr, "y_dev", task)
-        self.gold = _split(self.tags, feats.sent_ptr).tolist()
+        data = _flat_tags(y, feats.sent_ptr, "y_dev")
+        #: the gold labels as given (the dev score compares in the data's scheme)
+        self.gold = _split(data, feats.sent_ptr).tolist()
+        #: the gold labels in the model's scheme (for the temperature's gold ids)
+        self.tags = _model_tags(data, feats.sent_ptr, "y_dev", task)
         self.feats = feats
         known = feats.state >= 0
         rows, inverse = np.unique(feats.state[known], return_inverse=True)
@@ -412,7 +466,14 @@ class _Dev:
         from structperc.fitting import task_score
 
         ids = predict(weights, self.compact)
-        pred = _split(np.asarray(self.labels, dtype=object)[ids].tolist(), self.feats.sent_ptr)
+        ptr = self.feats.sent_ptr
+        if _converts(self.task):
+            from structperc.pipeline import data_tags
+
+            flat = data_tags(ids, ptr, self.labels, self.task)
+        else:
+            flat = np.asarray(self.labels, dtype=object)[ids].tolist()
+        pred = _split(flat, ptr)
         return task_score(self.task, self.gold, pred.tolist())
 
     def calibration(self, weights: Weights, remap: np.ndarray | None) -> dict:
@@ -430,9 +491,51 @@ class _Dev:
         return {"temperature": tau, "source": "X_dev", "tokens": int(feats.sent_ptr[-1]), "nll": nll}
 
 
-def _flat_tags(y: Any, sent_ptr: np.ndarray, what: str, task: Task) -> list[str]:
-    """The labels of ``y`` in token order, checked against the sequences' lengths (and the scheme
-    when it is constrained)."""
+def detect_scheme(tags: Sequence[str]) -> str:
+    """``scheme="auto"``: "iob2" when every tag is ``O``, ``B-X`` or ``I-X`` (X not empty) and one at
+    least is not ``O``; else "none" (opaque labels). IOB1 data has the same shape and the same span
+    reading (`structperc.labels.schemes.convert` reads an ``I-X`` that cannot continue a span as its
+    start in both); its predictions come back as IOB2."""
+    seen_span = False
+    for tag in set(tags):
+        if tag == "O":
+            continue
+        if len(tag) < 3 or tag[0] not in "BI" or tag[1] != "-":
+            return "none"
+        seen_span = True
+    return "iob2" if seen_span else "none"
+
+
+def _converts(task: Task) -> bool:
+    """Whether the model's labels are in another scheme than the data's (span labels learnt in IOBES)."""
+    return task.metric == "span" and task.model_scheme != task.scheme
+
+
+def _data_tags(ids: np.ndarray, sent_ptr: np.ndarray, model: schema.Model) -> list[str]:
+    """Predicted label ids as the data's labels (flat)."""
+    if _converts(model.task):
+        from structperc.pipeline import data_tags
+
+        return data_tags(ids, sent_ptr, model.labels, model.task)
+    return np.asarray(model.labels, dtype=object)[ids].tolist()
+
+
+def _model_tags(tags: list[str], sent_ptr: np.ndarray, what: str, task: Task) -> list[str]:
+    """The flat labels ``tags`` in the model's scheme (converted per sequence), checked against that
+    scheme when the task is constrained."""
+    if _converts(task):
+        tags = convert_flat(tags, sent_ptr, task.scheme, task.model_scheme)
+    if task.constrained:
+        ptr = sent_ptr.tolist()
+        for i in range(len(ptr) - 1):
+            if not valid_sequence(tags[ptr[i]:ptr[i + 1]], task.model_scheme):  # type: ignore[arg-type]
+                raise InputError(f"{what}[{i}] is not a valid {task.model_scheme} sequence: use the "
+                                 "scheme the labels follow, or constrained=False")
+    return tags
+
+
+def _flat_tags(y: Any, sent_ptr: np.ndarray, what: str) -> list[str]:
+    """The labels of ``y`` in token order, checked against the sequences' lengths."""
     if isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
         raise InputError(f"{what} must be a list of label sequences, not {type(y).__name__}")
     seqs = [list(s) if not isinstance(s, (str, bytes)) else None for s in y]
@@ -448,11 +551,6 @@ def _flat_tags(y: Any, sent_ptr: np.ndarray, what: str, task: Task) -> list[str]
     if not all(isinstance(t, str) for t in flat):
         bad = next(t for t in flat if not isinstance(t, str))
         raise InputError(f"labels must be strings, not {type(bad).__name__} ({bad!r})")
-    if task.constrained:
-        for i, seq in enumerate(seqs):
-            if not valid_sequence(seq, task.model_scheme):  # type: ignore[arg-type]
-                raise InputError(f"{what}[{i}] is not a valid {task.model_scheme} sequence: use the "
-                                 "scheme the labels follow, or constrained=False")
     return flat
 
 

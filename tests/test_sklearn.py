@@ -4,20 +4,16 @@ rules of `structperc.features.attributes` (issue 17, acceptance 2).
 The item rules are checked against python-crfsuite itself (``pycrfsuite.ItemSequence(...).items()``),
 by hand cases and a hypothesis property; the fast path of the attribute index against the rule book;
 decoding against brute force over every label path scored from the inspection attributes.
-
-Tests marked ``needs_values`` exercise attribute values other than 1 in training and decoding, which
-the compiled kernels honour once ``train_perceptron(..., values=)`` exists (the VALUES change); until
-then they are skipped, never silently passed.
 """
 from __future__ import annotations
 
-import inspect
 import io
 import itertools
 import pickle
 import pickletools
 
 import numpy as np
+import pycrfsuite  # the test extra installs python-crfsuite: its ItemSequence rules are the reference
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,14 +22,7 @@ from structperc.errors import InputError
 from structperc.features.attributes import AttributeIndex, item_attributes
 from structperc.model import schema
 from structperc.sklearn import CRF_ONLY, StructuredPerceptron
-from structperc.train.perceptron import train_perceptron
 
-pycrfsuite = pytest.importorskip("pycrfsuite")
-sklearn = pytest.importorskip("sklearn")
-
-VALUES_READY = "values" in inspect.signature(train_perceptron).parameters
-needs_values = pytest.mark.skipif(not VALUES_READY, reason="attribute values need the VALUES kernels "
-                                  "(train_perceptron(..., values=))")
 
 PEOPLE = ["Ana", "Juan", "Luis", "Marta", "Pedro"]
 PLACES = ["Madrid", "Lima", "Quito", "Bogotá"]
@@ -81,6 +70,15 @@ def data():
 
 @pytest.fixture(scope="module")
 def fitted(data):
+    """Opaque labels (``scheme="none"``): the model's labels are `classes_`, which the brute-force
+    checks score paths over."""
+    (X, y), _ = data
+    return StructuredPerceptron(max_iterations=5, scheme="none").fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def fitted_iob(data):
+    """The default: the IOB2 labels are detected and learnt in IOBES."""
     (X, y), _ = data
     return StructuredPerceptron(max_iterations=5).fit(X, y)
 
@@ -317,7 +315,6 @@ def test_inspection_attributes_score_like_the_decoder(fitted, data):
     assert fitted.size_ == len(schema.to_bytes(fitted.model_))
 
 
-@needs_values
 def test_values_scale_the_weights():
     X = [[{"a": 2.0, "w": "x"}, {"b": 0.5, "w": "y"}], [{"a": 1.0}, {"b": 3.0, "w": "x"}]] * 5
     y = [["P", "Q"], ["Q", "P"]] * 5
@@ -420,18 +417,22 @@ def test_constrained_scheme(data):
     sp = StructuredPerceptron(max_iterations=3, scheme="iob2").fit(X, y)
     assert sp.model_.task.constrained
     assert all(valid_sequence(p, "iob2") for p in sp.predict(Xt))
+    # learning in IOB2 itself, the labels are checked as IOB2
     with pytest.raises(InputError, match="not a valid iob2"):
-        StructuredPerceptron(scheme="iob2").fit([[{"w": "a"}]], [["I-PER"]])
-    StructuredPerceptron(scheme="iob2", constrained=False).fit([[{"w": "a"}]], [["I-PER"]])
+        StructuredPerceptron(scheme="iob2", encoding="iob2").fit([[{"w": "a"}]], [["I-PER"]])
+    StructuredPerceptron(scheme="iob2", encoding="iob2", constrained=False).fit([[{"w": "a"}]], [["I-PER"]])
+    # learning in IOBES, they are checked after conversion: an I-X after O begins a span (conlleval)
+    one = StructuredPerceptron(scheme="iob2").fit([[{"w": "a"}, {"w": "b"}]], [["O", "I-PER"]])
+    assert one.model_.labels == ["O", "S-PER"] and one.classes_ == ["B-PER", "O"]
 
 
 def test_observed_states_only_pair_attributes_with_their_training_labels(data):
     (X, y), _ = data
-    sp = StructuredPerceptron(max_iterations=4, all_possible_states=False).fit(X, y)
+    sp = StructuredPerceptron(max_iterations=4, all_possible_states=False, scheme="none").fit(X, y)
     seen = {(a, lab) for seq, tags in zip(X, y) for it, lab in zip(seq, tags)
             for a, _ in item_attributes(it)}
     assert set(sp.state_features_) <= seen
-    dense = StructuredPerceptron(max_iterations=4, all_possible_states=True).fit(X, y)
+    dense = StructuredPerceptron(max_iterations=4, all_possible_states=True, scheme="none").fit(X, y)
     assert not set(dense.state_features_) <= seen  # negative evidence is learnt
     assert StructuredPerceptron(all_possible_transitions=True, max_iterations=4).fit(X, y) \
         .transition_features_ == StructuredPerceptron(max_iterations=4).fit(X, y).transition_features_
@@ -457,7 +458,7 @@ def test_verbose_prints_each_iteration(data, capsys):
 def test_model_filename_saves_and_loads(fitted, data, tmp_path):
     (X, y), (Xt, _) = data
     path = tmp_path / "ner-model"
-    sp = StructuredPerceptron(max_iterations=5, model_filename=path).fit(X, y)
+    sp = StructuredPerceptron(max_iterations=5, model_filename=path, scheme="none").fit(X, y)
     assert (path / "model.zip").exists()
     loaded = StructuredPerceptron(model_filename=path)
     from sklearn.utils.validation import check_is_fitted
@@ -515,7 +516,7 @@ def test_get_set_params_and_clone(fitted):
     assert twin.max_iterations == 2 and twin.scheme == "iob2"
     with pytest.raises(ValueError):
         twin.set_params(c1=0.1)
-    assert "StructuredPerceptron(max_iterations=5)" == repr(fitted)
+    assert "StructuredPerceptron(max_iterations=5, scheme='none')" == repr(fitted)
 
 
 def test_cross_val_score_in_two_processes(data):
@@ -560,3 +561,146 @@ def test_the_name_cache_is_bounded_and_changes_no_id(monkeypatch):
         assert sum(map(len, index._cache.values())) <= 3  # emptied when over the bound, then refilled
     index.prune(np.array([True, False, True]))
     assert index.transform([[{"w": "c"}, {"w": "b"}]]).state.tolist() == [[1], [-1]]
+
+
+# ------------------------------------------------------------------- span labels in IOBES
+def _iob2_valid(seq):
+    from structperc.labels import valid_sequence
+
+    return valid_sequence(list(seq), "iob2")
+
+
+def test_iob2_labels_are_detected_and_learnt_in_iobes(fitted_iob, data):
+    (X, y), (Xt, yt) = data
+    from structperc.labels.schemes import convert
+
+    task = fitted_iob.model_.task
+    assert (task.scheme, task.model_scheme, task.constrained, task.metric) == ("iob2", "iobes", True, "span")
+    assert fitted_iob.classes_ == sorted({t for s in y for t in s})
+    assert set(fitted_iob.model_.labels) == {t for s in y for t in convert(s, "iob2", "iobes")}
+    assert any(lab[0] in "ES" for lab in fitted_iob.model_.labels)
+    pred = fitted_iob.predict(Xt)
+    assert all(_iob2_valid(p) for p in pred)
+    assert {t for p in pred for t in p} <= set(fitted_iob.classes_)
+    assert fitted_iob.score(Xt, yt) > 0.9
+    # predictions are the model's IOBES Viterbi path converted back, sequence by sequence
+    from structperc.decode.decoder import predict
+
+    model = fitted_iob.model_
+    feats = model.features.transform(Xt)
+    ids = predict(model.weights, feats).tolist()
+    ptr = feats.sent_ptr.tolist()
+    for i, p in enumerate(pred):
+        raw = [model.labels[j] for j in ids[ptr[i]:ptr[i + 1]]]
+        assert list(p) == convert(raw, "iobes", "iob2")
+    # the inspection attributes stay in the model's labels
+    assert {lab for _, lab in fitted_iob.state_features_} <= set(model.labels)
+    assert len(fitted_iob.transition_features_) == len(model.labels) ** 2
+
+
+def test_iobes_marginals_sum_into_iob2_tags(fitted_iob, data):
+    _, (Xt, _) = data
+    from structperc.decode.marginals import marginals
+
+    model = fitted_iob.model_
+    marg = fitted_iob.predict_marginals(Xt)
+    feats = model.features.transform(Xt)
+    raw = marginals(model.weights, feats, model.temperature)[0]
+    flat = [row for m in marg for row in m]
+    assert len(flat) == raw.shape[0]
+    lab = {l: j for j, l in enumerate(model.labels)}
+    for row, probs in zip(flat, raw):
+        assert sorted(row) == fitted_iob.classes_
+        assert sum(row.values()) == pytest.approx(1.0)
+        # by hand: B-X collects B-X and S-X, I-X collects I-X and E-X
+        for tag, p in row.items():
+            kinds = ("B", "S") if tag[0] == "B" else ("I", "E") if tag[0] == "I" else ("O",)
+            want = sum(probs[lab[k + tag[1:]]] for k in kinds if k + tag[1:] in lab)
+            assert p == pytest.approx(want, abs=1e-9)
+    best = [max(row, key=row.get) for row in flat]
+    viterbi = [t for s in fitted_iob.predict(Xt) for t in s]
+    assert np.mean([a == b for a, b in zip(best, viterbi)]) > 0.95
+
+
+def test_iobes_conversion_survives_files_and_pickles(fitted_iob, data, tmp_path):
+    (X, y), (Xt, _) = data
+    path = tmp_path / "iob"
+    StructuredPerceptron(max_iterations=5, model_filename=path).fit(X, y)
+    loaded = StructuredPerceptron(model_filename=path, scheme="none")  # the saved task decides
+    assert (loaded.model_.task.scheme, loaded.model_.task.model_scheme) == ("iob2", "iobes")
+    assert list(loaded.predict(Xt)) == list(fitted_iob.predict(Xt))
+    assert loaded.classes_ == fitted_iob.classes_
+    assert list(loaded.predict_marginals(Xt[:3])) == list(fitted_iob.predict_marginals(Xt[:3]))
+    back = pickle.loads(pickle.dumps(fitted_iob))
+    t, u = back.model_.task, fitted_iob.model_.task
+    assert (t.scheme, t.model_scheme, t.constrained, t.metric) == (u.scheme, u.model_scheme, u.constrained, u.metric)
+    assert list(back.predict(Xt)) == list(fitted_iob.predict(Xt))
+    assert list(back.predict_marginals(Xt[:3])) == list(fitted_iob.predict_marginals(Xt[:3]))
+
+
+@pytest.mark.parametrize("y, scheme", [
+    ([["NOUN", "VERB"], ["NOUN"]], "none"),
+    ([["O", "O"], ["O"]], "none"),                  # no span label at all
+    ([["B-NP", "I-NP"], ["E-NP"]], "none"),         # IOBES-shaped: not auto-detected
+    ([["B-NP", "I-NP"], ["PER"]], "none"),
+    ([["B-NP", "I-NP"], ["B-"]], "none"),           # no type
+    ([["B-NP", "I-NP"], ["O"]], "iob2"),
+    ([["I-NP", "I-NP"], ["O"]], "iob2"),            # IOB1 data reads the same way
+])
+def test_auto_detection(y, scheme):
+    from structperc.sklearn import detect_scheme
+
+    X = [[{"w": "a"}, {"w": "b"}], [{"w": "c"}]]
+    assert detect_scheme([t for s in y for t in s]) == scheme
+    sp = StructuredPerceptron(max_iterations=2).fit(X, y)
+    assert sp.model_.task.scheme == scheme
+    assert sp.model_.task.model_scheme == ("iobes" if scheme == "iob2" else scheme)
+    if scheme == "none":
+        assert sp.classes_ == sp.model_.labels == sorted({t for s in y for t in s})
+        assert not sp.model_.task.constrained
+
+
+def test_opaque_labels_are_unchanged_by_auto(data):
+    (X, y), (Xt, _) = data
+    names = {"B-PER": "PERSON", "I-PER": "PERSON2", "B-LOC": "PLACE", "O": "OTHER"}
+    y2 = [[names[t] for t in s] for s in y]
+    auto = StructuredPerceptron(max_iterations=3).fit(X, y2)
+    none = StructuredPerceptron(max_iterations=3, scheme="none").fit(X, y2)
+    assert auto.model_.task == none.model_.task
+    assert auto.state_features_ == none.state_features_
+    assert list(auto.predict(Xt)) == list(none.predict(Xt))
+
+
+def test_explicit_iob2_encoding_trains_without_conversion(data):
+    (X, y), (Xt, _) = data
+    sp = StructuredPerceptron(max_iterations=3, scheme="iob2", encoding="iob2").fit(X, y)
+    assert sp.model_.task.model_scheme == "iob2" and sp.model_.labels == sp.classes_
+    assert sp.model_.labels == sorted({t for s in y for t in s})
+    assert all(_iob2_valid(p) for p in sp.predict(Xt))
+    marg = sp.predict_marginals_single(Xt[0])
+    assert all(sorted(r) == sp.classes_ for r in marg)
+
+
+def test_iobes_dev_scoring_and_calibration(data):
+    (X, y), (Xt, yt) = data
+    from structperc.metrics import span_f1
+
+    sp = StructuredPerceptron(max_iterations=4).fit(X, y, X_dev=Xt, y_dev=yt)
+    scores = [r.dev_score for r in sp.history_]
+    assert sp.model_.provenance["dev_score"] == max(scores)
+    # the kept iteration's dev score is span F1 of the IOB2 predictions against y_dev
+    assert max(scores) == pytest.approx(span_f1(yt, [list(p) for p in sp.predict(Xt)]))
+    assert sp.temperature_ > 0
+    before, after = sp.model_.calibration["nll"]
+    assert after <= before + 1e-9
+
+
+@pytest.mark.parametrize("params, y, message", [
+    ({"encoding": "bilou"}, [["B-PER"]], "encoding must be"),
+    ({"encoding": "iobes"}, [["NOUN"]], "needs span labels"),
+    ({"encoding": "iobes", "scheme": "none"}, [["B-PER"]], "needs span labels"),
+    ({"constrained": True}, [["NOUN"]], "needs a tag scheme"),
+])
+def test_bad_encoding(params, y, message):
+    with pytest.raises(ValueError, match=message):
+        StructuredPerceptron(**params).fit([[{"w": "a"}]], y)
