@@ -83,6 +83,11 @@ def test_calibration_is_saved_and_refit(chunker, tmp_path):
     chunker.save(tmp_path / "m")
     loaded = Tagger.load(tmp_path / "m")
     assert loaded.calibration_ == chunker.calibration_
+    from structperc.model.info import format_info, model_info
+
+    info = model_info(tmp_path / "m")
+    assert info["calibration"]["temperature"] == chunker.calibration_["temperature"]
+    assert f"calibration  temperature {chunker.calibration_['temperature']:.4g} fitted on" in format_info(info)
     record = loaded.calibrate(str(SAMPLE_TEST))
     assert record["source"].endswith("conll2000-test-sample.txt.gz") and record["tokens"] > 1000
     assert loaded.calibration_["temperature"] == record["temperature"] != chunker.calibration_["temperature"]

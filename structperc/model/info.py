@@ -26,7 +26,8 @@ def model_info(path: str | os.PathLike) -> dict:
     ``nonzero_weights``, ``vocabulary`` (entries per atom), ``params``, ``structperc_version`` (that
     trained it), ``date``, ``epochs``, ``best_epoch``, ``seed``, ``dev_score``, ``n_sentences``,
     ``n_tokens``, ``training_files`` (name and sha256 of each), ``compression`` (None if never
-    compressed), ``provenance`` (verbatim) and, for segmenters, ``cws`` (dictionary sizes).
+    compressed), ``calibration`` (the temperature's record or None), ``tag_dictionary`` (words, or
+    None), ``provenance`` (verbatim) and, for segmenters, ``cws`` (dictionary sizes).
 
     Raises `ModelFormatError` if there is no model at ``path`` or it is damaged.
     """
@@ -70,6 +71,8 @@ def model_info(path: str | os.PathLike) -> dict:
         "training_files": [{"name": s.get("name"), "sha256": s.get("sha256")} for s in sources
                            if isinstance(s, dict)],
         "compression": prov.get("compressed"),
+        "calibration": model.calibration,
+        "tag_dictionary": None if model.tag_dictionary is None else len(model.tag_dictionary),
         "provenance": prov,
     }
     if isinstance(model.dictionary, SegmentationDictionary):
@@ -124,6 +127,11 @@ def format_info(d: dict) -> str:
         lines.append(f"data         {_n(d['n_sentences'])} sentences, {_n(d.get('n_tokens'))} tokens")
     for f in d.get("training_files") or []:
         lines.append(f"source       {f['name']}" + (f" sha256 {f['sha256']}" if f.get("sha256") else ""))
+    cal = d.get("calibration")
+    lines.append(f"calibration  temperature {cal['temperature']:.4g} fitted on {cal.get('source')} "
+                 f"(ECE {cal['ece'][0]:.4f} -> {cal['ece'][1]:.4f})" if cal else "calibration  none (temperature 1)")
+    if d.get("tag_dictionary"):
+        lines.append(f"tag dictionary {d['tag_dictionary']:,} words")
     c = d.get("compression")
     if isinstance(c, dict):
         how = f"keep {c.get('keep')}" if c.get("keep") is not None else f"threshold {c.get('threshold')}"
