@@ -24,6 +24,8 @@ from structperc.model.state_weights import feature_set
 from structperc.train import epoch_kernels
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, partial_sentences, train_perceptron
 
+from reference import reference_epoch
+
 
 def brute_force(state, trans, end, allowed):
     """Best agreeing path by enumeration (ties: the lexicographically smallest path, which is what
@@ -86,77 +88,6 @@ def test_constrained_viterbi_by_hand():
 
 # --- the compiled epoch against a numpy reference ----------------------------------------------
 
-def _viterbi(state, trans, end):
-    """Plain Viterbi (ties to the lowest label, as np.argmax): path and score."""
-    T, L = state.shape
-    delta = np.empty((T, L))
-    back = np.zeros((T, L), np.int64)
-    delta[0] = state[0] + trans[0][L]
-    for t in range(1, T):
-        cand = delta[t - 1][:, None] + trans[t][:L]
-        back[t] = np.argmax(cand, axis=0)
-        delta[t] = cand[back[t], np.arange(L)] + state[t]
-    path = np.empty(T, np.int64)
-    path[-1] = np.argmax(delta[-1] + end)
-    for t in range(T - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
-    return path, float((delta[-1] + end)[path[-1]])
-
-
-def _reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask, end, c, allowed, partial):
-    """The latent structured perceptron, written the obvious way on dense weights."""
-    L = Wt.shape[1]
-    mistakes = token_errors = skipped = 0
-    for s in order:
-        a, b = sent_ptr[s], sent_ptr[s + 1]
-        T = b - a
-        if T == 0:
-            c += 1
-            continue
-        state = np.zeros((T, L))
-        trans = np.empty((T, L + 1, L))
-        for t in range(T):
-            for at in X[a + t]:
-                if at >= 0:
-                    state[t] += W[at]
-            trans[t] = Wt + mask
-            for at in XT[a + t]:
-                if at >= 0:
-                    trans[t] += Wc[at]
-        path, _ = _viterbi(state, trans, end)
-        if partial[s]:
-            gold, score = _viterbi(np.where(allowed[a:b].astype(bool), state, -np.inf), trans, end)
-            if score == -np.inf:
-                skipped += 1
-                c += 1
-                continue
-        else:
-            gold = y[a:b]
-        if (path != gold).any():
-            mistakes += 1
-            for t in range(T):
-                g, p = gold[t], path[t]
-                gp = L if t == 0 else gold[t - 1]
-                pp = L if t == 0 else path[t - 1]
-                token_errors += int(g != p)
-                if g == p and gp == pp:
-                    continue
-                for label, prev, sign in ((g, gp, 1.0), (p, pp, -1.0)):
-                    if g != p:
-                        for at in X[a + t]:
-                            if at >= 0 and pairs[at, label]:
-                                W[at, label] += sign
-                                U[at, label] += c * sign
-                    Wt[prev, label] += sign
-                    Ut[prev, label] += c * sign
-                    for at in XT[a + t]:
-                        if at >= 0:
-                            Wc[at, prev, label] += sign
-                            Uc[at, prev, label] += c * sign
-        c += 1
-    return mistakes, token_errors, c, skipped
-
-
 @st.composite
 def partial_problems(draw):
     L = draw(st.integers(1, 10))
@@ -215,7 +146,8 @@ def test_partial_epochs_equal_the_reference(problem):
     max_len = int(np.diff(sent_ptr).max())
     for epoch in range(3):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
-        want = _reference_epoch(order, sent_ptr, X, XT, y, pairs, *ref, mask, end, rc, allowed, partial)
+        want = reference_epoch(order, sent_ptr, X, XT, y, pairs, *ref, mask, end, rc, allowed=allowed,
+                               partial=partial)
         rc = want[2]
         for i, kernel in enumerate(kernels):
             got = kernel(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, *states[i], mask, end,

@@ -17,24 +17,7 @@ from structperc.train.perceptron import _epoch_kernel
 from structperc.train import epoch_kernels as train_kernels
 from structperc.model.state_weights import feature_set
 
-
-def _reference_viterbi(state, trans, end):
-    """Plain Viterbi: ``trans`` is (T or 1, L + 1, L); ties go to the lowest label (np.argmax)."""
-    T, L = state.shape
-    def tr(t):
-        return trans[t if trans.shape[0] == T else 0]
-    delta = np.empty((T, L))
-    back = np.zeros((T, L), np.int64)
-    delta[0] = state[0] + tr(0)[L]
-    for t in range(1, T):
-        cand = delta[t - 1][:, None] + tr(t)[:L]               # (previous, current)
-        back[t] = np.argmax(cand, axis=0)                       # first maximum: lowest label
-        delta[t] = cand[back[t], np.arange(L)] + state[t]
-    path = np.empty(T, np.int64)
-    path[-1] = np.argmax(delta[-1] + end)
-    for t in range(T - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
-    return path, float((delta[-1] + end)[path[-1]])
+from reference import reference_epoch, reference_viterbi
 
 
 @settings(max_examples=300, deadline=None)
@@ -53,55 +36,9 @@ def test_viterbi_equals_the_reference(T, L, per_token, forbid, seed):
     end[0] = 0.0
     path = np.empty(T, np.int32)
     score = train_kernels.viterbi(state, trans, end, path)
-    want_path, want_score = _reference_viterbi(state, trans, end)
+    want_path, want_score = reference_viterbi(state, trans, end)
     np.testing.assert_array_equal(path, want_path)
     assert score == want_score
-
-
-def _reference_epoch(order, sent_ptr, X, XT, y, allowed, W, U, Wt, Ut, Wc, Uc, mask, end, c):
-    L = Wt.shape[1]
-    mistakes = token_errors = 0
-    for s in order:
-        a, b = sent_ptr[s], sent_ptr[s + 1]
-        T = b - a
-        if T == 0:
-            c += 1
-            continue
-        state = np.zeros((T, L))
-        trans = np.empty((T, L + 1, L))
-        for t in range(T):
-            for at in X[a + t]:
-                if at >= 0:
-                    state[t] += W[at]
-            trans[t] = Wt + mask
-            for at in XT[a + t]:
-                if at >= 0:
-                    trans[t] += Wc[at]
-        path, _ = _reference_viterbi(state, trans, end)
-        gold = y[a:b]
-        if (path != gold).any():
-            mistakes += 1
-            for t in range(T):
-                g, p = gold[t], path[t]
-                gp = L if t == 0 else gold[t - 1]
-                pp = L if t == 0 else path[t - 1]
-                token_errors += int(g != p)
-                if g == p and gp == pp:
-                    continue
-                for label, prev, sign in ((g, gp, 1.0), (p, pp, -1.0)):
-                    if g != p:
-                        for at in X[a + t]:
-                            if at >= 0 and allowed[at, label]:
-                                W[at, label] += sign
-                                U[at, label] += c * sign
-                    Wt[prev, label] += sign
-                    Ut[prev, label] += c * sign
-                    for at in XT[a + t]:
-                        if at >= 0:
-                            Wc[at, prev, label] += sign
-                            Uc[at, prev, label] += c * sign
-        c += 1
-    return mistakes, token_errors, c
 
 
 @st.composite
@@ -155,8 +92,8 @@ def test_compiled_epochs_equal_the_reference(problem):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
         got = _epoch_kernel()(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U,
                                   Wt, Ut, Wc, Uc, mask, end, c, max_len)
-        want = _reference_epoch(order, sent_ptr, X, XT, y, allowed, rW, rU, rWt, rUt, rWc, rUc,
-                                mask, end, rc)
+        want = reference_epoch(order, sent_ptr, X, XT, y, allowed, rW, rU, rWt, rUt, rWc, rUc,
+                               mask, end, rc)[:3]
         assert tuple(int(v) for v in got) == want
         c, rc = int(got[2]), want[2]
         dense_W, dense_U = np.zeros((A, L)), np.zeros((A, L))

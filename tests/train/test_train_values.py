@@ -25,71 +25,9 @@ from structperc.model.state_weights import feature_set
 from structperc.train.checkpoint import load_checkpoint, save_checkpoint
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, train_perceptron
 
+from reference import reference_epoch
+
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
-
-
-def _reference_viterbi(state, trans, end):
-    """Plain Viterbi (ties to the lowest label, np.argmax), as in `test_train_reference`."""
-    T, L = state.shape
-    delta = np.empty((T, L))
-    back = np.zeros((T, L), np.int64)
-    delta[0] = state[0] + trans[0][L]
-    for t in range(1, T):
-        cand = delta[t - 1][:, None] + trans[t][:L]
-        back[t] = np.argmax(cand, axis=0)
-        delta[t] = cand[back[t], np.arange(L)] + state[t]
-    path = np.empty(T, np.int64)
-    path[-1] = np.argmax(delta[-1] + end)
-    for t in range(T - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
-    return path
-
-
-def _reference_epoch(order, sent_ptr, X, XT, V, y, allowed, W, U, Wt, Ut, Wc, Uc, mask, end, c):
-    """Collins' averaged perceptron on φ(x, y) with state components (a, y) = Σ of the values of a."""
-    L = Wt.shape[1]
-    mistakes = token_errors = 0
-    for s in order:
-        a, b = sent_ptr[s], sent_ptr[s + 1]
-        T = b - a
-        if T == 0:
-            c += 1
-            continue
-        state = np.zeros((T, L))
-        trans = np.empty((T, L + 1, L))
-        for t in range(T):
-            for at, v in zip(X[a + t], V[a + t]):
-                if at >= 0:
-                    state[t] += float(v) * W[at]
-            trans[t] = Wt + mask
-            for at in XT[a + t]:
-                if at >= 0:
-                    trans[t] += Wc[at]
-        path = _reference_viterbi(state, trans, end)
-        gold = y[a:b]
-        if (path != gold).any():
-            mistakes += 1
-            for t in range(T):
-                g, p = gold[t], path[t]
-                gp = L if t == 0 else gold[t - 1]
-                pp = L if t == 0 else path[t - 1]
-                token_errors += int(g != p)
-                if g == p and gp == pp:
-                    continue
-                for label, prev, sign in ((g, gp, 1.0), (p, pp, -1.0)):
-                    if g != p:
-                        for at, v in zip(X[a + t], V[a + t]):
-                            if at >= 0 and allowed[at, label]:
-                                W[at, label] += sign * float(v)
-                                U[at, label] += c * sign * float(v)
-                    Wt[prev, label] += sign
-                    Ut[prev, label] += c * sign
-                    for at in XT[a + t]:
-                        if at >= 0:
-                            Wc[at, prev, label] += sign
-                            Uc[at, prev, label] += c * sign
-        c += 1
-    return mistakes, token_errors, c
 
 
 @st.composite
@@ -137,8 +75,8 @@ def test_compiled_valued_epochs_equal_the_reference(problem):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
         got = kernel(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U, Wt, Ut, Wc, Uc,
                      mask, end, c, max_len, *no_partial, V)
-        want = _reference_epoch(order, sent_ptr, X, XT, V, y, allowed, rW, rU, rWt, rUt, rWc, rUc,
-                                mask, end, rc)
+        want = reference_epoch(order, sent_ptr, X, XT, y, allowed, rW, rU, rWt, rUt, rWc, rUc,
+                               mask, end, rc, values=V)[:3]
         assert tuple(int(v) for v in got[:3]) == want and got[3] == 0
         c, rc = int(got[2]), want[2]
         dense_W, dense_U = np.zeros((A, L)), np.zeros((A, L))
