@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from structperc.decode.calibration import fit_temperature, token_nll
+from structperc.decode.calibration import fit_temperature, nll_of
 from structperc.decode.decoder import no_path, predict
 from structperc.decode.marginals import marginals, path_log_probs
 from structperc.decode.nbest import nbest
@@ -140,6 +140,17 @@ def data_marginals(model: Model, feats: Features, mask: np.ndarray | None,
     return tags, probs @ M, log_z
 
 
+def _confidence(model: Model, probs: np.ndarray, ids: np.ndarray, sent_ptr: np.ndarray) \
+        -> tuple[list[str], np.ndarray]:
+    """The data tags of label ids ``ids`` and each one's probability under model-label marginals
+    ``probs``."""
+    tags, M = projection_matrix(model)
+    column = {t: j for j, t in enumerate(tags)}
+    predicted = data_tags(ids, sent_ptr, model.labels, model.task)
+    cols = np.fromiter((column.get(t, 0) for t in predicted), dtype=np.int64, count=len(predicted))
+    return predicted, (probs @ M)[np.arange(len(predicted)), cols]
+
+
 def marginal_dicts(model: Model, corpus: Corpus, mask: np.ndarray | None = None) \
         -> list[list[dict[str, float]]]:
     """Per sentence, per token, {data tag: probability} (sklearn-crfsuite's ``predict_marginals``
@@ -154,11 +165,8 @@ def token_confidence(model: Model, feats: Features, ids: np.ndarray, sent_ptr: n
                mask: np.ndarray | None = None, temperature: float | None = None) \
         -> tuple[list[str], np.ndarray]:
     """The data tags of label ids ``ids`` and each one's marginal probability."""
-    tags, probs, _ = data_marginals(model, feats, mask, temperature)
-    column = {t: j for j, t in enumerate(tags)}
-    predicted = data_tags(ids, sent_ptr, model.labels, model.task)
-    cols = np.fromiter((column.get(t, 0) for t in predicted), dtype=np.int64, count=len(predicted))
-    return predicted, probs[np.arange(len(predicted)), cols]
+    tau = model.temperature if temperature is None else temperature
+    return _confidence(model, marginals(model.weights, feats, tau, allowed=mask)[0], ids, sent_ptr)
 
 
 def path_probabilities(model: Model, feats: Features, ids: np.ndarray,
@@ -228,14 +236,19 @@ def gold_ids(model: Model, corpus: Corpus) -> np.ndarray:
     return ids
 
 
-def calibration_report(model: Model, corpus: Corpus, feats: Features | None = None,
-                       mask: np.ndarray | None = None, temperature: float | None = None) -> dict[str, Any]:
+def calibration_report(model: Model, corpus: Corpus, temperature: float | None = None, *,
+                       feats: Features | None = None, mask: np.ndarray | None = None,
+                       ids: np.ndarray | None = None) -> dict[str, Any]:
     """ECE (15 bins) and token NLL of the token confidence on gold-tagged ``corpus``, at
-    ``temperature`` (default: the model's); tokens with an unknown gold tag are left out."""
+    ``temperature`` (default: the model's), under the lattice the model decodes with (its tag
+    dictionary's mask); tokens with an unknown gold tag are left out. ``feats``, ``mask`` and the
+    decoded ``ids`` may be given when already computed (they do not depend on the temperature)."""
     feats = featurize(model, corpus) if feats is None else feats
+    mask = constraint_mask(model, corpus) if mask is None else mask
+    ids = decode(model, feats, mask) if ids is None else ids
     tau = model.temperature if temperature is None else temperature
-    ids = decode(model, feats, mask)
-    predicted, conf = token_confidence(model, feats, ids, corpus.sent_ptr, mask, tau)
+    probs = marginals(model.weights, feats, tau, allowed=mask)[0]  # once: confidences and NLL
+    predicted, conf = _confidence(model, probs, ids, corpus.sent_ptr)
     gold = corpus.columns[model.task.tag_column]
     correct = np.fromiter((p == g for p, g in zip(predicted, gold)), dtype=bool, count=len(gold))
     hidden = hidden_tags(corpus, model.task, _unknown(model))
@@ -243,7 +256,7 @@ def calibration_report(model: Model, corpus: Corpus, feats: Features | None = No
         conf, correct = conf[~hidden], correct[~hidden]
     return {"temperature": tau, "fitted": model.calibration is not None or temperature is not None,
             "ece": expected_calibration_error(conf, correct),
-            "nll": token_nll(model.weights, feats, gold_ids(model, corpus), tau, mask),
+            "nll": nll_of(probs, gold_ids(model, corpus)),
             "confidence": conf, "correct": correct}
 
 
@@ -255,7 +268,8 @@ def calibrate(model: Model, corpus: Corpus) -> dict[str, Any]:
     feats = featurize(model, corpus)
     mask = constraint_mask(model, corpus)
     tau = fit_temperature(model.weights, feats, gold_ids(model, corpus), mask)
-    before = calibration_report(model, corpus, feats, mask, temperature=1.0)
-    after = calibration_report(model, corpus, feats, mask, temperature=tau)
+    ids = decode(model, feats, mask)
+    before = calibration_report(model, corpus, 1.0, feats=feats, mask=mask, ids=ids)
+    after = calibration_report(model, corpus, tau, feats=feats, mask=mask, ids=ids)
     return {"temperature": tau, "source": corpus.source, "tokens": corpus.n_tokens,
             "nll": [before["nll"], after["nll"]], "ece": [before["ece"], after["ece"]]}

@@ -192,13 +192,13 @@ def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.Pa
             raise InputError("'calibrate' takes tagging models; a segmenter's temperature is fitted "
                              "when it is trained with --dev or --dev-split", str(model_path))
         corpus = model.gold_corpus(path)
-        before = inference.calibration_report(model.model_, corpus, temperature=1.0)
         record = model.calibrate(corpus)
-        after = inference.calibration_report(model.model_, corpus)
         model.save(target)
-    if plot:
+    if plot:  # the diagram's points: the confidences at τ = 1 and at the fitted τ
         from structperc.plot import plot_reliability
 
+        before = inference.calibration_report(model.model_, corpus, temperature=1.0)
+        after = inference.calibration_report(model.model_, corpus)
         plot_reliability({"before (τ = 1)": before, f"after (τ = {record['temperature']:.3g})": after}, plot,
                          title=f"{Path(path).name}: {model.task_.name}")
     return record

@@ -34,7 +34,12 @@ def token_nll(weights: Weights, feats: Features, gold: np.ndarray, temperature: 
               allowed: np.ndarray | None = None) -> float:
     """Mean −log p(y_t = gold_t) over the tokens whose gold label id is ≥ 0 (−1: a tag the model
     does not know, left out)."""
-    probs = marginals(weights, feats, temperature, allowed=allowed)[0]
+    return nll_of(marginals(weights, feats, temperature, allowed=allowed)[0], gold)
+
+
+def nll_of(probs: np.ndarray, gold: np.ndarray) -> float:
+    """Mean −log ``probs[t, gold_t]`` over the tokens whose gold label id is ≥ 0 (token marginals
+    already computed: a report that also needs the confidences computes them once)."""
     known = np.flatnonzero(gold >= 0)
     if not len(known):
         return 0.0

@@ -91,6 +91,27 @@ def no_path(labels: np.ndarray, sent_ptr: np.ndarray) -> np.ndarray:
     return nonempty[np.asarray(labels)[ptr[nonempty]] < 0]
 
 
+def check_features(weights: Weights, feats: Features) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The attribute ids and sentence offsets a compiled kernel indexes without bounds checks, as
+    C-contiguous int32/int32/int64 arrays, or `InputError` (the one feature check of the k-best and
+    forward-backward drivers)."""
+    c = np.ascontiguousarray
+    X = c(feats.state, dtype=np.int32)
+    XT = c(feats.trans, dtype=np.int32)
+    ptr = c(feats.sent_ptr, dtype=np.int64)
+    n = X.shape[0] if X.ndim == 2 else -1
+    if X.ndim != 2 or XT.ndim != 2 or XT.shape[0] != n or ptr.ndim != 1 or len(ptr) < 1 \
+            or ptr[0] != 0 or ptr[-1] != n or (np.diff(ptr) < 0).any():
+        raise InputError("features must hold (n_tokens, K) state ids, (n_tokens, KT) transition ids and "
+                         "sentence offsets (sent_ptr) rising from 0 to n_tokens")
+    A, AT = len(weights.sparse.ptr) - 1, weights.cond.shape[0]
+    if n and X.shape[1] and (int(X.min()) < -1 or int(X.max()) >= A):
+        raise InputError(f"state attribute ids out of range: they must lie in [-1, {A})")
+    if n and XT.shape[1] and (int(XT.min()) < -1 or int(XT.max()) >= AT):
+        raise InputError(f"transition attribute ids out of range: they must lie in [-1, {AT})")
+    return X, XT, ptr
+
+
 def check_allowed(allowed: np.ndarray, n_tokens: int, n_labels: int) -> np.ndarray:
     """``allowed`` as a C-contiguous bool (n_tokens, L) array, or `InputError` (the compiled kernel
     indexes it without bounds checks: its shape and dtype are checked here, at the boundary)."""

@@ -42,7 +42,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, length_batches
+from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, check_features, length_batches
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
@@ -530,14 +530,7 @@ def _kernel_args(weights: Weights, feats: Features) -> tuple[np.ndarray, ...]:
     """
     c = np.ascontiguousarray
     L = weights.n_labels
-    X = c(feats.state, dtype=np.int32)
-    XT = c(feats.trans, dtype=np.int32)
-    ptr = c(feats.sent_ptr, dtype=np.int64)
-    n = X.shape[0] if X.ndim == 2 else -1
-    if X.ndim != 2 or XT.ndim != 2 or XT.shape[0] != n or ptr.ndim != 1 or len(ptr) < 1 \
-            or ptr[0] != 0 or ptr[-1] != n or (np.diff(ptr) < 0).any():
-        raise InputError("features must hold (n_tokens, K) state ids, (n_tokens, KT) transition ids and "
-                         "sentence offsets from 0 to n_tokens")
+    X, XT, ptr = check_features(weights, feats)
     sw = weights.sparse
     A = len(sw.ptr) - 1
     cond = c(weights.cond, dtype=np.float32)
@@ -546,10 +539,6 @@ def _kernel_args(weights: Weights, feats: Features) -> tuple[np.ndarray, ...]:
     if base.shape != (L + 1, L) or end.shape != (L,) or cond.ndim != 3 or cond.shape[1:] != (L + 1, L) \
             or sw.n_labels != L or len(sw.labels) != len(sw.values):
         raise InputError("weights of inconsistent shapes")
-    if n and X.shape[1] and (int(X.min()) < -1 or int(X.max()) >= A):
-        raise InputError(f"state attribute ids must lie in [-1, {A})")
-    if n and XT.shape[1] and (int(XT.min()) < -1 or int(XT.max()) >= len(cond)):
-        raise InputError(f"transition attribute ids must lie in [-1, {len(cond)})")
     if len(sw.labels) != A * L:  # sparse rows: the kernel follows ptr and the label ids
         if A < 0 or sw.ptr[0] != 0 or sw.ptr[-1] != len(sw.values) or (np.diff(sw.ptr) < 0).any() \
                 or (len(sw.labels) and (int(sw.labels.min()) < 0 or int(sw.labels.max()) >= L)):

@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, length_batches
+from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, check_features, length_batches
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
@@ -345,20 +345,8 @@ def _check_inputs(weights: Weights, feats: Features, allowed: np.ndarray | None)
 
     The weights' own invariants (label ids below L, row offsets within the weight arrays) are
     `structperc.model.weights.Weights`'s, checked where it is built."""
-    ptr = np.asarray(feats.sent_ptr)
-    X, XT = feats.state, feats.trans
-    if X.ndim != 2 or XT.ndim != 2 or ptr.ndim != 1 or len(ptr) < 1:
-        raise InputError("features must be 2-d id arrays with a 1-d sentence pointer")
-    n = X.shape[0]
-    if XT.shape[0] != n and XT.shape[1] > 0:
-        raise InputError(f"state ids have {n} rows, transition ids {XT.shape[0]}")
-    if ptr[0] != 0 or ptr[-1] != n or (len(ptr) > 1 and (np.diff(ptr) < 0).any()):
-        raise InputError(f"sent_ptr must rise from 0 to the number of tokens ({n})")
-    if X.size and (X.min() < -1 or X.max() >= len(weights.sparse.ptr) - 1):
-        raise InputError("state attribute ids out of range")
-    if XT.size and (XT.min() < -1 or XT.max() >= weights.cond.shape[0]):
-        raise InputError("transition attribute ids out of range")
-    return None if allowed is None else check_allowed(allowed, n, weights.n_labels)
+    X, _, _ = check_features(weights, feats)
+    return None if allowed is None else check_allowed(allowed, X.shape[0], weights.n_labels)
 
 
 def _nbest_compiled(weights: Weights, feats: Features, k: int, allowed: np.ndarray | None,
