@@ -24,6 +24,17 @@ from structperc.model.task import Task
 from structperc.pipeline import columns_to_read, data_tags, split_tags, with_dictionary
 
 
+_PARAM_NAMES: dict[type, list[str]] = {}
+
+
+def _param_names(cls: type) -> list[str]:
+    """A class's constructor parameters (read once per class: `predict` asks on every call)."""
+    names = _PARAM_NAMES.get(cls)
+    if names is None:
+        names = _PARAM_NAMES[cls] = [p for p in inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+                                     if p != "self"]
+    return list(names)
+
 
 class Tagger(Assessment):
     """A sequence tagger trained with the averaged structured perceptron (Collins 2002).
@@ -95,7 +106,7 @@ class Tagger(Assessment):
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        return _param_names(cls)
 
     def get_params(self) -> dict:
         """The constructor parameters (scikit-learn's convention)."""

@@ -101,6 +101,7 @@ class FeatureIndex:
                     self.atoms.append(p.atom)
         self.vocabs: list[list[str]] = [list(_SPECIALS) for _ in self.atoms]
         self._lookup: list[dict[str, int] | None] = [None] * len(self.atoms)
+        self._frequent_sets: dict[int, set[str]] = {}
         self.radix: list[list[int]] = []
         self.keys: list[np.ndarray] = []
         self.frequent: dict[int, list[str]] = {}  # atom index → frequent values, for rare()
@@ -163,7 +164,10 @@ class FeatureIndex:
         if grow:
             counts = np.bincount(codes, minlength=len(distinct))
             self.frequent[i] = sorted(v for v, n in zip(distinct, counts.tolist()) if n > RARE_MAX)
-        known = set(self.frequent.get(i, ()))
+            self._frequent_sets.pop(i, None)
+        known = self._frequent_sets.get(i)
+        if known is None:  # built once per model, not per call: a short `predict` paid a fifth for it
+            known = self._frequent_sets[i] = set(self.frequent.get(i, ()))
         return ["0" if v in known else "1" for v in distinct]
 
     def _vocab_lookup(self, i: int) -> dict[str, int]:
@@ -321,6 +325,7 @@ class FeatureIndex:
         """Install re-encoded vocabularies, radixes and key tables (vocabulary pruning)."""
         self.vocabs, self.radix, self.keys = vocabs, radix, keys
         self._lookup = [None] * len(self.atoms)
+        self._frequent_sets = {}
         self.drop_lookup_tables()
 
     def drop_lookup_tables(self) -> None:
