@@ -145,10 +145,15 @@ def _confidence(model: Model, probs: np.ndarray, ids: np.ndarray, sent_ptr: np.n
     """The data tags of label ids ``ids`` and each one's probability under model-label marginals
     ``probs``."""
     tags, M = projection_matrix(model)
-    column = {t: j for j, t in enumerate(tags)}
     predicted = data_tags(ids, sent_ptr, model.labels, model.task)
+    return predicted, _at_tags(tags, probs @ M, predicted)
+
+
+def _at_tags(tags: list[str], data_probs: np.ndarray, predicted: list[str]) -> np.ndarray:
+    """Each token's probability of its ``predicted`` data tag, from data-tag marginals."""
+    column = {t: j for j, t in enumerate(tags)}
     cols = np.fromiter((column.get(t, 0) for t in predicted), dtype=np.int64, count=len(predicted))
-    return predicted, (probs @ M)[np.arange(len(predicted)), cols]
+    return data_probs[np.arange(len(predicted)), cols]
 
 
 def marginal_dicts(model: Model, corpus: Corpus, mask: np.ndarray | None = None) \
@@ -206,20 +211,29 @@ class Tagged:
     confidence: np.ndarray | None = None
     #: Per sentence, the k best (tags, score, probability), when asked for.
     nbest: list[list[tuple[list[str], float, float]]] | None = None
+    #: Every token's marginal distribution over the data tags `marginal_tags` (n_tokens, D), when asked for.
+    marginals: np.ndarray | None = None
+    marginal_tags: list[str] | None = None
 
 
 def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int = 0,
-               known: Sequence[str | None] | None = None, unknown: str = "?") -> Tagged:
+               known: Sequence[str | None] | None = None, unknown: str = "?",
+               distributions: bool = False) -> Tagged:
     """Tag ``corpus`` under the model's tag dictionary and the ``known`` tags (flat, ``unknown`` =
-    free); with ``confidence`` each tag's marginal probability, with ``k`` the k best paths."""
+    free); with ``confidence`` each tag's marginal probability, with ``distributions`` every tag's
+    (one forward-backward pass for both), with ``k`` the k best paths."""
     feats = featurize(model, corpus)
     mask = constraint_mask(model, corpus, known=known, unknown=unknown)
     ids = decode(model, feats, mask)
-    if confidence:
-        tags, conf = token_confidence(model, feats, ids, corpus.sent_ptr, mask)
-    else:
-        tags, conf = data_tags(ids, corpus.sent_ptr, model.labels, model.task), None
-    return Tagged(tags, conf, k_best(model, feats, k, mask) if k else None)
+    tags = data_tags(ids, corpus.sent_ptr, model.labels, model.task)
+    out = Tagged(tags, nbest=k_best(model, feats, k, mask) if k else None)
+    if confidence or distributions:
+        names, M = projection_matrix(model)
+        probs = marginals(model.weights, feats, model.temperature, allowed=mask)[0] @ M
+        out.confidence = _at_tags(names, probs, tags) if confidence else None
+        if distributions:
+            out.marginals, out.marginal_tags = probs, names
+    return out
 
 
 def _unknown(model: Model) -> str | None:

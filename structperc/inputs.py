@@ -57,6 +57,15 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
     return corpus
 
 
+def token_columns(task: Task, reads: set[str] | None) -> list[str]:
+    """The values a token of a plain list gives, in order: the task's input columns that a fitted
+    model reads (``reads``: its templates' columns; the tokens at least), or all of them (None)."""
+    inputs = task.inputs
+    if reads is None:
+        return inputs
+    return [c for c in inputs if c in reads] or inputs[:1]
+
+
 def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
                 unknown: str | None = "?") -> Corpus:
     """Token lists: strings (one column) or tuples. A tuple holds every input column, or those the
@@ -64,9 +73,7 @@ def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
     task (``_`` columns and the gold tag included), or all but a trailing gold tag column. Gold tags
     in the tuples are the tags when ``y`` is None."""
     inputs = task.inputs
-    needed = inputs
-    if reads is not None:  # a fitted model needs only the columns its templates read
-        needed = [c for c in inputs if c in reads] or inputs[:1]
+    needed = token_columns(task, reads)
     for si, s in enumerate(X):
         if isinstance(s, str):
             raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")

@@ -69,6 +69,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without spaCy
     raise ImportError("structperc.spacy_component needs spaCy: pip install \"structperc[spacy]\"") from exc
 
 from structperc.errors import InputError
+from structperc.labels.schemes import spans as tag_spans
 
 if TYPE_CHECKING:
     from structperc.segmenter import Segmenter
@@ -97,31 +98,6 @@ def _load(model: Any, what: str) -> "Tagger":
 
 
 # -------------------------------------------------------------------------------- the component
-def _spans(tags: Sequence[str], scheme: str) -> List[Tuple[int, int, str]]:
-    """(start, end, type) of every span of one sentence's tags in span ``scheme``; an ``I`` that
-    cannot continue the open span starts one (conlleval's reading)."""
-    from structperc.labels.schemes import convert
-
-    iob2 = convert(tags, scheme, "iob2") if scheme != "iob2" else list(tags)
-    out: List[Tuple[int, int, str]] = []
-    start, kind = -1, ""
-    for i, tag in enumerate(iob2):
-        if len(tag) >= 2 and tag[0] in "BI" and tag[1] in "-_":
-            prefix, t = tag[0], tag[2:]
-        elif tag in ("B", "I"):
-            prefix, t = tag, ""
-        else:  # O, or not a span tag
-            if start >= 0:
-                out.append((start, i, kind))
-            start = -1
-            continue
-        if prefix == "B" or start < 0 or t != kind:
-            if start >= 0:
-                out.append((start, i, kind))
-            start, kind = i, t
-    if start >= 0:
-        out.append((start, len(iob2), kind))
-    return out
 
 
 def _getter(column: str, attribute: str) -> Callable[[Token], str]:
@@ -166,7 +142,7 @@ class StructpercComponent:
     # ------------------------------------------------------------------ configuration
     def _use(self, tagger: "Tagger", where: str) -> None:
         """Take ``tagger``: decide what it annotates and where each input column comes from."""
-        from structperc.features.gazetteer import DOC_COLUMN
+        from structperc.features.gazetteer import document_gap
         from structperc.labels.schemes import SPAN_SCHEMES
         from structperc.segmenter import Segmenter
 
@@ -199,9 +175,8 @@ class StructpercComponent:
         self.tagger, self.task, self.annotation = tagger, task, annotate
         self._getters = getters
         self._sources = {c: self.columns.get(c, DEFAULT_COLUMNS.get(c)) for c in getters}
-        # the NER `doc` column reads `DOC_WINDOW` sentences either side: docs are kept apart by as
-        # many empty sentences (which it counts but which hold no words)
-        self._isolate = DOC_COLUMN in tagger.features_.columns
+        # the NER `doc` column reads nearby sentences: docs are kept apart by empty ones
+        self._gap = document_gap(tagger.features_.columns)
 
     @property
     def labels(self) -> Tuple[str, ...]:
@@ -221,15 +196,13 @@ class StructpercComponent:
 
     def _units(self, docs: Sequence[Doc]) -> List[Tuple[int, List[Token]]]:
         """(doc number, tokens) of every sentence to tag; the empty list between two docs is
-        `DOC_WINDOW` empty sentences when docs must not see each other. (Tokens are made once here:
+        `document_gap` empty sentences (docs must not see each other). (Tokens are made once here:
         spaCy builds a new `Token` at every ``doc[i]``.)"""
-        from structperc.features.gazetteer import DOC_WINDOW
-
         units: List[Tuple[int, List[Token]]] = []
         for d, doc in enumerate(docs):
             sents = list(doc.sents) if doc.has_annotation("SENT_START") else [doc]
-            if self._isolate and units:
-                units += [(d, [])] * DOC_WINDOW
+            if units:
+                units += [(d, [])] * self._gap
             for sent in sents:
                 tokens = [t for t in sent if not t.is_space]
                 if tokens:
@@ -287,7 +260,7 @@ class StructpercComponent:
                     token._.set(CONFIDENCE, p)
             if self.annotation in ("ents", "spans"):
                 doc = docs[d]
-                for a, b, kind in _spans(tags[s], self.task.scheme):
+                for a, b, kind in tag_spans(tags[s], self.task.scheme):
                     found[d].append(Span(doc, tokens[a].i, tokens[b - 1].i + 1,
                                          label=kind or self.task.name.upper()))
             elif self.annotation == "pos":

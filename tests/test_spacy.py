@@ -23,7 +23,7 @@ from structperc import Tagger  # noqa: E402
 from structperc.errors import InputError, ModelFormatError  # noqa: E402
 from structperc.segmenter import Segmenter  # noqa: E402
 from structperc.spacy_component import (CONFIDENCE, StructpercComponent, StructpercTokenizer,  # noqa: E402
-                                        _spans, words_and_spaces)
+                                        words_and_spaces)
 
 REPO = Path(__file__).resolve().parents[1]
 CHUNK_SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"
@@ -256,15 +256,6 @@ def test_marginals_store_the_confidence_of_each_tag(models):
         conf = [t._.get(CONFIDENCE) for t in doc]
         assert conf == pytest.approx([m[t] for m, t in zip(marg, tags)], abs=1e-9)
         assert all(0.0 < c <= 1.0 + 1e-12 for c in conf)
-
-
-def test_spans_reading_of_tags_by_hand():
-    assert _spans(["B-PER", "I-PER", "O", "B-LOC"], "iob2") == [(0, 2, "PER"), (3, 4, "LOC")]
-    assert _spans(["I-PER", "I-LOC", "B-LOC", "I-LOC"], "iob2") == [(0, 1, "PER"), (1, 2, "LOC"), (2, 4, "LOC")]
-    assert _spans(["S-PER", "B-LOC", "E-LOC", "O"], "iobes") == [(0, 1, "PER"), (1, 3, "LOC")]
-    assert _spans(["I-PER", "I-PER", "B-PER"], "iob1") == [(0, 2, "PER"), (2, 3, "PER")]
-    assert _spans(["B", "I", "O", "B"], "iob2") == [(0, 2, ""), (3, 4, "")]
-    assert _spans([], "iob2") == [] and _spans(["O", "O"], "iob2") == []
 
 
 # ------------------------------------------------------------------------------------- POS

@@ -16,6 +16,7 @@ sentence tagged on its own only sees itself.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Iterable
 
 import numpy as np
 
@@ -110,6 +111,15 @@ class Gazetteer:
             else:
                 i += 1
         return out
+
+
+
+def document_gap(columns: Iterable[str]) -> int:
+    """How many empty sentences keep two documents tagged in one corpus out of each other's `doc`
+    window, for a model reading ``columns``: `DOC_WINDOW` when it reads the ``doc`` column, else 0.
+    The spaCy component and the HTTP service batch several documents into one call with it, so each
+    gets the tags it would get alone."""
+    return DOC_WINDOW if DOC_COLUMN in columns else 0
 
 
 _ROLES = "FLMSl"  # bits 1, 2, 4, 8, 16: first, last, middle, single (capitalised runs), lowercase

@@ -146,3 +146,35 @@ def ids_to_iob2(ids: np.ndarray, sent_ptr: np.ndarray, labels: Sequence[str], so
     table = list(labels) + [f"{b}{sep}{t}" if t else b for t in types for b in ("B", "I")]
     pick = np.where(Ty < 0, ids, len(labels) + 2 * Ty + np.where(begins, 0, 1))
     return np.array(table, dtype=object)[pick].tolist()
+
+
+def spans(tags: Sequence[str], scheme: str) -> list[tuple[int, int, str]]:
+    """(start, end, type) of every span of one sentence's tags in span ``scheme`` (end exclusive);
+    an ``I`` that cannot continue the open span starts one (conlleval's reading). What the spaCy
+    component and the HTTP service show as entities and chunks.
+
+    Examples
+    --------
+    >>> spans(["B-PER", "I-PER", "O", "I-LOC"], "iob2")
+    [(0, 2, 'PER'), (3, 4, 'LOC')]
+    """
+    iob2 = convert(tags, scheme, "iob2") if scheme != "iob2" else list(tags)
+    out: list[tuple[int, int, str]] = []
+    start, kind = -1, ""
+    for i, tag in enumerate(iob2):
+        if len(tag) >= 2 and tag[0] in "BI" and tag[1] in "-_":
+            prefix, t = tag[0], tag[2:]
+        elif tag in ("B", "I"):
+            prefix, t = tag, ""
+        else:  # O, or not a span tag
+            if start >= 0:
+                out.append((start, i, kind))
+            start = -1
+            continue
+        if prefix == "B" or start < 0 or t != kind:
+            if start >= 0:
+                out.append((start, i, kind))
+            start, kind = i, t
+    if start >= 0:
+        out.append((start, len(iob2), kind))
+    return out

@@ -15,7 +15,7 @@ from seqeval.metrics.sequence_labeling import get_entities
 from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.labels import transition_mask, valid_sequence
-from structperc.labels.schemes import SPAN_SCHEMES, convert, convert_flat
+from structperc.labels.schemes import SPAN_SCHEMES, convert, convert_flat, spans
 from structperc.train.epoch_kernels import viterbi as compiled_viterbi
 
 TYPES = ["PER", "LOC", "地名", "B-X"]   # a Chinese type, and one containing the separator
@@ -322,3 +322,12 @@ def test_tagger_on_untyped_bio_tags():
     assert reference.predict(X) == Y                          # the data is learnable
     tagger = Tagger.train(X, Y, columns=["word", "chunk"], template=["w[0]", "w[-1]", "bias"], epochs=10)
     assert tagger.predict(X) == Y
+
+
+def test_spans_reading_of_tags_by_hand():
+    assert spans(["B-PER", "I-PER", "O", "B-LOC"], "iob2") == [(0, 2, "PER"), (3, 4, "LOC")]
+    assert spans(["I-PER", "I-LOC", "B-LOC", "I-LOC"], "iob2") == [(0, 1, "PER"), (1, 2, "LOC"), (2, 4, "LOC")]
+    assert spans(["S-PER", "B-LOC", "E-LOC", "O"], "iobes") == [(0, 1, "PER"), (1, 3, "LOC")]
+    assert spans(["I-PER", "I-PER", "B-PER"], "iob1") == [(0, 2, "PER"), (2, 3, "PER")]
+    assert spans(["B", "I", "O", "B"], "iob2") == [(0, 2, ""), (3, 4, "")]
+    assert spans([], "iob2") == [] and spans(["O", "O"], "iob2") == []
