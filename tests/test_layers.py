@@ -25,10 +25,11 @@ FLOORS: dict[str, int] = {
     "inference": 7, "plot": 7, "fitting": 8, "assessment": 9,
     "tagger": 10,
     "segmenter": 11, "ensemble": 11, "sklearn": 11, "cws": 12,
-    "workflows": 13, "streaming": 14, "spacy_component": 14,
-    "cli": 15,
+    "workflows": 13, "streaming": 14, "spacy_component": 14, "serving": 14,
+    "service": 15,
+    "cli": 16,
     "binary": 10,
-    "__init__": 16, "__main__": 16,
+    "__init__": 17, "__main__": 17,
 }
 #: `io` and `labels` import nothing of the package but these.
 BASE_ONLY = {"io": {"errors", "compiled", "io"}, "labels": {"errors", "labels"}}
