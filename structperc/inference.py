@@ -185,7 +185,11 @@ def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None
     """Per sentence, up to ``k`` (data tags, score, probability) best first (fewer when the lattice
     has fewer paths). Ties keep Viterbi's order (`structperc.decode.nbest`)."""
     result = nbest(model.weights, feats, k, allowed=mask)
-    _, log_z = marginals(model.weights, feats, model.temperature, allowed=mask)
+    # p(path r) = p(best) · exp((s_r - s_best) / τ): the best path's probability exactly (float64),
+    # the others by score differences, so no probability exceeds the best one's or 1 (the k-best
+    # scores are float32 sums: exp(s_r / τ - log Z) drifted above 1 by 1e-4 on long sentences)
+    best_log_p = path_log_probs(model.weights, feats, result.ids[0], model.temperature, allowed=mask) \
+        if len(result.ids) else np.zeros(0)
     ptr = feats.sent_ptr
     out: list[list[tuple[list[str], float, float]]] = []
     for s in range(len(ptr) - 1):
@@ -197,7 +201,8 @@ def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None
                 break
             sub = result.ids[r, a:b]
             tags = data_tags(sub, np.array([0, b - a]), model.labels, model.task)
-            paths.append((tags, score, float(np.exp(score / model.temperature - log_z[s]))))
+            gap = (score - float(result.scores[s, 0])) / model.temperature
+            paths.append((tags, score, float(np.exp(best_log_p[s] + min(gap, 0.0)))))
         out.append(paths)
     return out
 
