@@ -15,7 +15,7 @@ from structperc import Tagger
 from structperc.cli import main
 from structperc.model.archive import ARCHIVE_NAME
 
-from conftest import TOY, conll_text
+from testkit import TOY, conll_text
 
 
 def run(*args, input=None):

@@ -30,7 +30,7 @@ from structperc.io.segmented import read_segmented_corpus
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.templates import parse_template, parse_templates
 
-from conftest import toy_columns
+from testkit import toy_columns
 
 pytestmark = pytest.mark.slow
 

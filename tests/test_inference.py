@@ -17,7 +17,7 @@ from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.metrics import accuracy_coverage, expected_calibration_error, reliability
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 from structperc import Tagger
 from structperc.io.conll import read_conllu
 
-from conftest import TOY, conll_text
+from testkit import TOY, conll_text
 
 conllu = pytest.importorskip("conllu", reason="the conllu package (test extra) checks CoNLL-U output")
 

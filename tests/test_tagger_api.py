@@ -7,7 +7,7 @@ import pytest
 
 from structperc import Corpus, InputError, Tagger
 
-from conftest import TOY, conll_text, toy_columns
+from testkit import TOY, conll_text, toy_columns
 
 WORDS, POS, CHUNKS = toy_columns()
 X_TUPLES = [list(zip(w, p)) for w, p in zip(WORDS, POS)]

@@ -21,7 +21,7 @@ from structperc import Tagger
 from structperc.errors import InputError
 from structperc.segmenter import Segmenter
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN, TOY, conll_text
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY, conll_text
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

@@ -1,5 +1,7 @@
-"""Shared fixtures: tiny inline corpora (with Unicode and Chinese tokens), the shipped samples, and
-small trained taggers built once per session."""
+"""Shared test data and fixtures: tiny inline corpora (with Unicode and Chinese tokens), the shipped
+samples, and small trained taggers built once per session. Imported as ``testkit`` (``conftest.py``
+star-imports it): several folders have a conftest.py, and pytest imports each as the module
+``conftest``, so ``from conftest import`` could find another folder's."""
 from __future__ import annotations
 
 import gzip

@@ -32,7 +32,7 @@ from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights
 from structperc.model.weights import Weights
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 

@@ -21,7 +21,7 @@ from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights
 from structperc.model.weights import Weights
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 NEG = -np.inf
 AOT = loader.aot("fb_corpus")
@@ -356,7 +356,7 @@ def test_real_model_kernel_equals_numpy(sample_model, tau):
 
 
 def test_toy_model_with_conditioned_transitions(toy_tagger, compiled_jit):
-    from conftest import TOY
+    from testkit import TOY
     t = toy_tagger
     feats = t.features_.transform(t._annotated(t._corpus([[x[:2] for x in s] for s in TOY], None, need_tags=False)))
     assert feats.trans.shape[1] > 0

@@ -18,7 +18,7 @@ from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.labels import LabelSet, transition_mask
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 NEG = -np.inf
 TEMPERATURES = [0.25, 1.0, 3.7]
@@ -331,7 +331,7 @@ def _check_driver(weights, feats, tau=1.0):
 
 def test_driver_on_the_toy_tagger(toy_tagger):
     """Observation-conditioned transitions (per-token tables)."""
-    from conftest import TOY
+    from testkit import TOY
     feats = featurize(toy_tagger, [[t[:2] for t in s] for s in TOY])
     w = toy_tagger.weights_
     assert feats.trans.shape[1] > 0

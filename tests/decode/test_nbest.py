@@ -15,7 +15,7 @@ from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.features.index import Features
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN, TOY
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY
 from test_marginals import enumerate_paths, featurize
 
 NEG = -np.inf

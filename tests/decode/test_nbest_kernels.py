@@ -22,7 +22,7 @@ from structperc.decode.nbest_kernels import nbest_corpus
 from structperc.errors import InputError
 from structperc.features.index import Features
 
-from conftest import SAMPLE_TEST, TOY
+from testkit import SAMPLE_TEST, TOY
 from test_marginals import featurize
 from test_nbest import COLUMNS, NEG, _VALUES, ranking
 
@@ -218,7 +218,7 @@ def test_continuous_scores_where_pruning_prunes(kernel):
 def cond_tagger():
     from structperc import Tagger
     from structperc.features.templates import preset
-    from conftest import SAMPLE_TRAIN
+    from testkit import SAMPLE_TRAIN
     return Tagger.train(str(SAMPLE_TRAIN), columns=COLUMNS, template=preset("crfsuite") + ["y[-1]|y[0]|pos[0]"],
                         epochs=2, seed=0)
 

@@ -25,7 +25,7 @@ from structperc.io.corpus import ColumnMap, Corpus, compact, expand
 from structperc.io.conll import (iter_tagging_chunks, read_conll, read_conllu, write_tagged)
 from structperc.errors import InputError
 
-from conftest import TOY, conll_text
+from testkit import TOY, conll_text
 
 compiled_reader = pytest.mark.skipif(not scan.available(), reason=(
     "structperc._aot_read (the ahead-of-time build of the reading kernels) is absent or stale"))

@@ -16,7 +16,7 @@ from structperc.io import read_conll  # noqa: E402
 from structperc.io.hf import corpus_from_dataset, is_dataset_spec, load  # noqa: E402
 from structperc.errors import InputError  # noqa: E402
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN, conll_text  # noqa: E402
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, conll_text  # noqa: E402
 
 N_TRAIN = 300
 N_TEST = 200

@@ -38,7 +38,7 @@ from structperc.labels.schemes import convert_flat, ids_to_iob2
 from structperc.features.templates import parse_templates
 from structperc.decode.decoder import predict
 
-from conftest import READER_MODES, compiled_reader, reader_mode
+from testkit import READER_MODES, compiled_reader, reader_mode
 
 #: Deterministic runs (no example database, fixed seed per test) that stay well under a few seconds.
 FAST = dict(deadline=None, derandomize=True, database=None,

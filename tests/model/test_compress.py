@@ -19,7 +19,7 @@ from structperc.segmenter import Segmenter
 from structperc.cli.lifecycle import compress_command
 from structperc.features.templates import preset
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 COLUMNS = ["word", "pos", "chunk"]

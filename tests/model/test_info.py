@@ -15,7 +15,7 @@ from structperc.model.info import format_info, model_info
 from structperc.cli.lifecycle import info_command
 from structperc.model.archive import FORMAT_VERSION
 
-from conftest import TOY, conll_text
+from testkit import TOY, conll_text
 
 TEMPLATE = ["w[0]", "w[-1]", "pos[0]", "pos[-1]|pos[0]", "bias", "y[-1]|y[0]|pos[0]"]
 

@@ -17,7 +17,7 @@ from structperc import ModelFormatError, Tagger
 from structperc.model.archive import (ARCHIVE_NAME, FORMAT_VERSION, archive_path, dense_rows, load_archive,
                                  save_archive, sparse_rows)
 
-from conftest import TOY, toy_columns
+from testkit import TOY, toy_columns
 
 TEST_SENTS = [[("The", "DT"), ("dog", "NN"), ("sat", "VBD")], [("北京", "NNP"), ("naïve", "JJ")],
               [("unseen", "XX")]]

@@ -26,7 +26,7 @@ from structperc.io.conll import read_conll
 from structperc.model.weights import Weights
 from structperc.model.state_weights import StateWeights
 
-from conftest import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 pytestmark = pytest.mark.slow
 
