@@ -26,6 +26,7 @@ FLOORS: dict[str, int] = {
     "tagger": 10,
     "segmenter": 11, "ensemble": 11, "sklearn": 11, "cws": 12,
     "workflows": 13, "streaming": 14, "spacy_component": 14, "serving": 14,
+    "cluster": 14,
     "service": 15,
     "cli": 16,
     "binary": 10,

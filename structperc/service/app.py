@@ -145,8 +145,13 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
         if any(d.get("type") == "json_invalid" for d in details):
             return _error(400, "malformed JSON: " + str(details[0].get("ctx", {}).get("error", "")))
         first = details[0] if details else {}
-        if first.get("loc") == ("body",) and first.get("type") == "model_attributes_type":
-            return _error(400, "the body must be a JSON object, sent with Content-Type: application/json")
+        if first.get("loc") == ("body",):
+            if first.get("type") == "missing":  # no body at all: not JSON
+                return _error(400, "malformed JSON: the body is empty")
+            if "json" not in request.headers.get("content-type", ""):
+                return _error(400, "send a JSON object with Content-Type: application/json")
+            if first.get("type") == "model_attributes_type":  # JSON, but a list, a string, a number
+                return _error(422, "the body must be a JSON object")
         # a token is str | list[str]: pydantic names the union's branch last; the place is enough
         where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "str", "list[str]"))
         return _error(422, f"{where or 'body'}: {first.get('msg', 'invalid request')}",

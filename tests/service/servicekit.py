@@ -1,4 +1,5 @@
-"""Fixtures of the HTTP service tests: small models of every task, trained once per session from the
+"""Fixtures and data of the HTTP service tests (`conftest.py` star-imports them; tests import data from
+``servicekit``): small models of every task, trained once per session from the
 shipped CoNLL-2000 sample and inline data (no corpus download, so these tests never skip), and a real
 `structperc serve` process on loopback with small limits the tests know."""
 from __future__ import annotations
@@ -16,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi", reason="the service needs the serve extra: pip install -e '.[serve]'")
-pytest.importorskip("uvicorn", reason="the service needs the serve extra: pip install -e '.[serve]'")
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_TRAIN = REPO / "corpora" / "conll2000-train-sample.txt.gz"
@@ -135,6 +134,8 @@ def stop_server(server: Server) -> None:
 @pytest.fixture(scope="session")
 def server(service_models, tmp_path_factory):
     """One server for the session with the four models (``chunk`` is the default) and `LIMITS`."""
+    for module in ("fastapi", "uvicorn"):  # in the test extra: CI never skips
+        pytest.importorskip(module, reason="the service needs the serve extra: pip install -e '.[serve]'")
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     srv = start_server(service_models, log)
     yield srv
