@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -126,7 +127,8 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
         yield
         service.batcher.close()
 
-    app = FastAPI(title="structperc", version=__version__, lifespan=lifespan,
+    # FastAPIOffline: FastAPI serving its /docs page's Swagger UI from the package, not from a CDN
+    app = FastAPIOffline(title="structperc", version=__version__, lifespan=lifespan,
                   description="Sequence tagging with the averaged structured perceptron: tag sentences, "
                               "segment Chinese text. Each request is one document.")
     app.state.service = service

@@ -168,6 +168,21 @@ def test_openapi_and_page(server):
     assert status == 200 and isinstance(page, str) and "<html" in page.lower()
 
 
+def test_docs_and_page_load_nothing_from_the_network(server):
+    """/docs and / name only this server's own files (the machine running it may be offline)."""
+    import re
+
+    for path in ("/docs", "/"):
+        status, html = server.request("GET", path)
+        assert status == 200 and isinstance(html, str)
+        links = re.findall(r'(?:src|href)="([^"]+)"', html)
+        assert links and not [u for u in links if re.match(r"(?:[a-z]+:)?//", u) and "127.0.0.1" not in u], links
+        for url in links:
+            if url.endswith((".js", ".css")):
+                local = url if url.startswith("/") else "/" + url
+                assert server.request("GET", local)[0] == 200, url
+
+
 # ----------------------------------------------------------------------------------------------- /tag
 def test_tag_string_tokens(server, loaded):
     out = ok(server, "/tag", {"model": "pos", "sentences": WORD_SENTS[:3]})
