@@ -1,5 +1,5 @@
 """``structperc tag``, ``eval`` and ``segment``: one library call each (`structperc.streaming`,
-`structperc.workflows`)."""
+`structperc.workflows`; `structperc.cluster.tagging` with ``--dask``)."""
 from __future__ import annotations
 
 import click
@@ -11,6 +11,22 @@ def _output(path: str):
     """What ``-o`` names, for the library call: standard output as a UTF-8 text stream, else the path
     (written atomically: an error half-way leaves no partial file)."""
     return click.open_file("-", "w", encoding="utf-8") if path == "-" else path
+
+
+_DASK_HELP = ("Run on a Dask cluster: a scheduler address (tcp://host:8786) or local:N (N worker processes "
+              "here). Each FILE is cut into parts at sentence breaks that the workers read themselves, so "
+              "FILEs must be readable at the same path on every worker; standard input is read here and "
+              "sent in parts. The output is the same as without --dask, in input order. Needs "
+              "structperc[dask].")
+
+
+def _library(dask: str | None):
+    """Where the command's one library call lives: this process, or a Dask cluster."""
+    if dask is None:
+        from structperc import streaming
+        return streaming.tag_files, streaming.segment_files, {}
+    from structperc.cluster import tagging
+    return tagging.tag_files, tagging.segment_files, {"dask": dask}
 
 
 @click.command("tag")
@@ -36,9 +52,10 @@ def _output(path: str):
                    "--unknown-tag marks the free ones.")
 @click.option("--unknown-tag", default="?", show_default=True, metavar="TAG",
               help="In --forced-column: the tag is not known.")
+@click.option("--dask", metavar="ADDRESS", help=_DASK_HELP)
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
 def tag(model_path, output, input_format, output_format, marginals, nbest, forced_column, unknown_tag,
-        inputs):
+        dask, inputs):
     """Tag sentences (standard input or FILEs). Every input line comes back in order, each token line
     with the predicted tag appended as a new last column (a gold tag column, if present, is kept:
     conlleval reads it); CoNLL-U comes back as CoNLL-U with the prediction in its column.
@@ -47,13 +64,13 @@ def tag(model_path, output, input_format, output_format, marginals, nbest, force
     structperc tag --model ner/ --marginals < test.conll
     structperc tag --model ner/ --nbest 3 --input-format text < sentences.txt
     structperc tag --model pos/ --forced-column 2 < partly_tagged.conll
+    structperc tag --model chunk/ --dask local:2 -o big.tagged big.conll
     """
     single_threaded_blas()
-    from structperc import streaming
-
-    streaming.tag_files(model_path, inputs, _output(output), input_format=input_format,
-                        output_format=output_format, marginals=marginals, nbest=nbest or 0,
-                        forced_column=forced_column, unknown=unknown_tag)
+    tag_files, _, cluster = _library(dask)
+    tag_files(model_path, inputs, _output(output), input_format=input_format, output_format=output_format,
+              marginals=marginals, nbest=nbest or 0, forced_column=forced_column, unknown=unknown_tag,
+              **cluster)
 
 
 @click.command("calibrate")
@@ -95,11 +112,11 @@ def evaluate(model_path, task, as_json, strict, path):
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="Where to write, replaced only once all is written [default: standard output].")
 @click.option("--sep", default=" ", show_default=True, help="Separator between words.")
+@click.option("--dask", metavar="ADDRESS", help=_DASK_HELP.replace("sentence breaks", "line ends"))
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
-def segment(model_path, output, sep, inputs):
+def segment(model_path, output, sep, dask, inputs):
     """Segment raw Chinese text (standard input or FILEs), line by line: one output line per input
     line, empty lines kept. Streams in batches, so memory stays flat on large files."""
     single_threaded_blas()
-    from structperc import streaming
-
-    streaming.segment_files(model_path, inputs, _output(output), sep)
+    _, segment_files, cluster = _library(dask)
+    segment_files(model_path, inputs, _output(output), sep=sep, **cluster)

@@ -1,0 +1,340 @@
+"""``structperc tag`` and ``structperc segment`` on a Dask cluster, and tagging of a `dask.bag` or a Dask
+DataFrame of sentences.
+
+Files are cut into parts at sentence breaks (blank lines; line ends for text and for segmentation),
+a few MiB each and at least two per worker thread: the driver only seeks near each cut and scans to
+the next break, and every worker reads its own byte range from the file system — so the files must
+be readable at the same path on the workers. Compressed files (``.gz``) cannot be cut: each is one
+part. Standard input is read by the driver and sent in parts. The driver writes the parts' output
+in input order as they complete (a bounded number in flight), atomically to a file as
+`structperc.streaming` does, and the output is the same, byte for byte.
+
+A model whose features look at neighbouring sentences (`structperc.features.gazetteer.document_gap`
+> 0) gets that many sentences on each side of a part as context — tagged, not written — so its
+tags are a single pass's.
+
+The model's bytes travel to each worker once and are loaded there once (`cached_model`, keyed by a
+digest of the bytes), not once per part.
+"""
+from __future__ import annotations
+
+import io
+import os
+from collections import deque
+from dataclasses import dataclass
+from typing import IO, Any, Iterable, Iterator, Sequence
+
+from structperc.cluster.client import using, worker_threads
+from structperc.cluster.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
+from structperc.cluster.worker import cached_model, model_bytes
+from structperc.errors import InputError
+
+_ALL = 1 << 62  # sentences per chunk: a part (bounded in bytes) is one chunk
+
+
+@dataclass
+class _Failure:
+    """An `InputError` on a worker, as the driver raises it (file and line of the whole input)."""
+
+    reason: str
+    path: str | None
+    line: int | None
+
+    @classmethod
+    def of(cls, exc: InputError, part: Part) -> "_Failure":
+        line = exc.line
+        if line is not None and exc.path == part.name:
+            line += part.lines_before()
+        return cls(exc.reason, exc.path, line)
+
+    def error(self) -> InputError:
+        return InputError(self.reason, self.path, self.line)
+
+
+# ---------------------------------------------------------------------------- worker: tagging a part
+@dataclass(frozen=True)
+class _TagJob:
+    """How one input is tagged and written (the same for all its parts)."""
+
+    fmt: str
+    out_fmt: str
+    layout: Any
+    known: str | None
+    marginals: bool
+    nbest: int
+    unknown: str
+    gap: int
+    sentences: int
+
+
+def _tag_part(blob: bytes, digest: str, part: Part, job: _TagJob) -> "str | _Failure":
+    try:
+        return _tag(cached_model(digest, blob).model_, part, job)
+    except InputError as exc:
+        return _Failure.of(exc, part)
+
+
+def _tag(model: Any, part: Part, job: _TagJob) -> str:
+    from structperc.io import formats
+
+    out = io.StringIO()
+    if not job.gap:
+        for chunk in formats.tagging_chunks(part.source(), job.fmt, job.layout, job.sentences):
+            _write(out, model, chunk, chunk.corpus, 0, 0, job)
+        return out.getvalue()
+
+    def parse(data: bytes) -> Any:
+        chunks = formats.tagging_chunks(named_stream(data, part.name), job.fmt, job.layout, _ALL)
+        return _concat([c.corpus for c in chunks])
+
+    def context(side) -> Any:
+        """Context sentences; none where they hold an error: the part they belong to reports it with its
+        line, and the run stops there."""
+        try:
+            return side(parse, job.gap)
+        except ShortContext:
+            raise
+        except InputError:
+            return None
+
+    chunks = list(formats.tagging_chunks(part.source(), job.fmt, job.layout, _ALL))
+    corpora = [context(part.context_before)] + [c.corpus for c in chunks] + [context(part.context_after)]
+    for j, chunk in enumerate(chunks):
+        before = _edge(corpora[:j + 1], job.gap, last=True)
+        after = _edge(corpora[j + 2:], job.gap, last=False)
+        whole = _concat([before, chunk.corpus, after])
+        _write(out, model, chunk, whole, len(before) if before is not None else 0,
+               before.n_tokens if before is not None else 0, job)
+    return out.getvalue()
+
+
+def _write(out: IO[str], model: Any, chunk: Any, corpus: Any, first_sentence: int, first_token: int,
+           job: _TagJob) -> None:
+    """Tag ``corpus`` (the chunk's sentences with context around them) and write the chunk's share."""
+    from structperc import inference
+    from structperc.io import formats
+
+    core = chunk.corpus
+    if not len(core):
+        formats.write_chunk(out, chunk, [], job.out_fmt, job.layout)
+        return
+    known = corpus.columns[job.known] if job.known is not None else None
+    tagged = inference.tag_corpus(model, corpus, confidence=job.marginals, k=job.nbest, unknown=job.unknown,
+                                  known=known)
+    a, b = first_token, first_token + core.n_tokens
+    confidence = tagged.confidence[a:b] if tagged.confidence is not None else None
+    nbest = tagged.nbest[first_sentence:first_sentence + len(core)] if tagged.nbest is not None else None
+    formats.write_chunk(out, chunk, tagged.tags[a:b], job.out_fmt, job.layout, confidence, nbest)
+
+
+def _edge(corpora: Sequence[Any], n: int, last: bool) -> Any:
+    """The last (or first) ``n`` sentences of the corpora taken together; None when there are none."""
+    picked, need = [], n
+    for corpus in (reversed(corpora) if last else corpora):
+        if corpus is None or not need:
+            continue
+        k = min(need, len(corpus))
+        if k:
+            picked.append(corpus.select(range(len(corpus) - k, len(corpus)) if last else range(k)))
+            need -= k
+    return _concat(picked[::-1] if last else picked)
+
+
+def _concat(corpora: Sequence[Any]) -> Any:
+    """One corpus of these corpora's sentences in order (None for none); one of them is returned as it is."""
+    import numpy as np
+
+    from structperc.io.corpus import Corpus
+
+    corpora = [c for c in corpora if c is not None and len(c)]
+    if len(corpora) <= 1:
+        return corpora[0] if corpora else None
+    names = list(corpora[0].columns)
+    columns = {name: [v for c in corpora for v in c.columns[name]] for name in names}
+    ptr = np.concatenate([[0], *[c.sent_ptr[1:] + off for c, off in
+                                 zip(corpora, np.cumsum([0] + [c.n_tokens for c in corpora[:-1]]))]])
+    return Corpus(columns, ptr.astype(np.int64), corpora[0].source)
+
+
+def _segment_part(blob: bytes, digest: str, part: Part, sep: str) -> "str | _Failure":
+    from structperc.io.segmented import iter_raw_lines
+
+    try:
+        seg = cached_model(digest, blob)
+        return "".join(sep.join(words) + "\n" for words in seg.segment_lines(iter_raw_lines([part.source()])))
+    except InputError as exc:
+        return _Failure.of(exc, part)
+
+
+# ---------------------------------------------------------------------------- driver
+def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str, out: IO[str]) -> None:
+    """Submit ``func(model, digest, part, arg)`` for each ``(part, arg)`` of ``items`` and write the results
+    in order as they complete, with at most two tasks per worker thread in flight (a result waits on its
+    worker until its turn). An item that is an exception is raised in its turn (errors keep input order)."""
+    shipped = client.scatter(blob, broadcast=True, hash=False)
+    window = 2 * worker_threads(client)
+    pending: deque = deque()
+    items = iter(items)
+    try:
+        while True:
+            while len(pending) < window:
+                item = next(items, None)
+                if item is None:
+                    break
+                if isinstance(item, BaseException):
+                    pending.append(item)
+                else:
+                    part, arg = item
+                    pending.append(client.submit(func, shipped, digest, part, arg, pure=False))
+            if not pending:
+                return
+            head = pending.popleft()
+            if isinstance(head, BaseException):
+                raise head
+            result = head.result()
+            if isinstance(result, _Failure):
+                raise result.error()
+            out.write(result)
+    finally:
+        futures = [f for f in pending if not isinstance(f, BaseException)]
+        if futures:
+            client.cancel(futures)
+        client.cancel([shipped])
+
+
+def _tag_items(tagger: Any, inputs: Sequence[Any], job: dict, parts: int | None, threads: int,
+               part_bytes: int) -> Iterator[Any]:
+    """``(part, _TagJob)`` for every part of every input, in order (an error ends them, in its turn)."""
+    from structperc.features.gazetteer import document_gap
+    from structperc.io import formats
+    from structperc.io.text import source_name
+
+    task, reads = tagger.task_, tagger.reads()
+    gap = document_gap(tagger.features_.columns)
+    try:
+        for source in inputs or ("-",):
+            layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
+            fmt, source = formats.resolve(source, job["input_format"], layout)
+            forced = job["forced_column"]
+            known = formats.column_name(forced, fmt, layout) if forced is not None else None
+            if known is not None and reads is not None:
+                layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
+            out_fmt = job["output_format"] or ("jsonl" if job["nbest"] else formats.default_output(fmt))
+            formats.check(fmt, out_fmt, layout, source_name(source))
+            spec = _TagJob(fmt, out_fmt, layout, known, job["marginals"], job["nbest"], job["unknown"], gap,
+                           job["sentences"])
+            for part in input_parts(source, fmt == "text", parts, threads, part_bytes):
+                yield part, spec
+    except InputError as exc:
+        yield exc
+
+
+def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
+              *, dask: Any, input_format: str = "auto", output_format: str | None = None,
+              sentences: int = 20_000, marginals: bool = False, nbest: int = 0,
+              forced_column: str | int | None = None, unknown: str = "?", parts: int | None = None,
+              part_bytes: int = PART_BYTES) -> None:
+    """`structperc.streaming.tag_files` on a Dask cluster: the same output, byte for byte.
+
+    ``dask`` is a scheduler address, ``local:N`` or a `distributed.Client`. Each file is cut into
+    ``parts`` parts (default: two per worker thread, none under `MIN_PART_BYTES`; more where a part would
+    exceed ``part_bytes``) that the workers read themselves — the paths must be readable on the
+    workers. Standard input (``"-"``) and streams are read here and sent in parts."""
+    from structperc.io import formats
+    from structperc.io.output import output_stream
+    from structperc.segmenter import Segmenter
+    from structperc.workflows import load
+
+    if input_format not in formats.INPUT_FORMATS:
+        raise InputError(f"unknown input format {input_format!r} (known: {', '.join(formats.INPUT_FORMATS)})")
+    if output_format is not None and output_format not in formats.OUTPUT_FORMATS:
+        raise InputError(f"unknown output format {output_format!r} (known: {', '.join(formats.OUTPUT_FORMATS)})")
+    if nbest < 0:
+        raise InputError(f"--nbest must be a positive number of paths, not {nbest}")
+    if nbest and output_format not in (None, "jsonl"):
+        raise InputError("the k best paths are written as JSON lines: use --output-format jsonl")
+    tagger = load(model_path)
+    if isinstance(tagger, Segmenter):
+        raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
+    blob, digest = model_bytes(model_path)
+    job = {"input_format": input_format, "output_format": output_format, "marginals": marginals,
+           "nbest": nbest, "forced_column": forced_column, "unknown": unknown, "sentences": sentences}
+    with using(dask) as client, output_stream(output) as out:
+        items = _tag_items(tagger, inputs, job, parts, worker_threads(client), part_bytes)
+        _run(client, items, _tag_part, blob, digest, out)
+
+
+def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],
+                  *, dask: Any, sep: str = " ", parts: int | None = None, part_bytes: int = PART_BYTES) -> None:
+    """`structperc.streaming.segment_files` on a Dask cluster (the same output, byte for byte): files are
+    cut at line ends into parts the workers read themselves; standard input is sent in parts."""
+    from structperc.io.output import output_stream
+    from structperc.segmenter import Segmenter
+
+    Segmenter.load(model_path)  # a model of another task is refused here, in one line
+    blob, digest = model_bytes(model_path)
+
+    def items(threads: int) -> Iterator[Any]:
+        try:
+            for source in list(inputs) or ["-"]:
+                for part in input_parts(source, True, parts, threads, part_bytes):
+                    yield part, sep
+        except InputError as exc:
+            yield exc
+
+    with using(dask) as client, output_stream(output) as out:
+        _run(client, items(worker_threads(client)), _segment_part, blob, digest, out)
+
+
+# ---------------------------------------------------------------------------- bags and data frames
+def _shipped(model: Any) -> tuple[Any, str]:
+    import dask
+
+    blob, digest = model_bytes(model)
+    return dask.delayed(blob, name=f"structperc-model-{digest[:20]}", pure=True), digest
+
+
+def _predict_partition(sentences: Iterable[Any], blob: bytes, digest: str) -> list[list[str]]:
+    sentences = [list(s) for s in sentences]
+    return cached_model(digest, blob).predict(sentences) if sentences else []
+
+
+def tag_bag(bag: Any, model: Any) -> Any:
+    """A `dask.bag.Bag` of the tag lists of a bag of sentences (token lists, or per token a tuple of the
+    model's columns), in the bag's order: one ``predict`` per partition, the model (a model directory or
+    a fitted `Tagger`) loaded once per worker."""
+    shipped, digest = _shipped(model)
+    return bag.map_partitions(_predict_partition, shipped, digest)
+
+
+def _predict_frame(frame: Any, blob: bytes, digest: str, tokens: str, out: str) -> Any:
+    import pandas as pd
+
+    sentences = [list(s) for s in frame[tokens]]
+    tags = cached_model(digest, blob).predict(sentences) if sentences else []
+    result = frame.copy()
+    result[out] = pd.Series(tags, index=frame.index, dtype=object)
+    return result
+
+
+def tag_dataframe(df: Any, model: Any, tokens: str = "tokens", out: str = "tags") -> Any:
+    """The Dask DataFrame ``df`` with a column ``out`` of tag lists for its column ``tokens`` of token
+    lists, rows in order; the model (a model directory or a fitted `Tagger`) loaded once per worker.
+
+    The token lists must stay lists: an Arrow ``list<string>`` column
+    (``pd.ArrowDtype(pa.list_(pa.string()))``), or an object column made with Dask's
+    ``dataframe.convert-string`` off (by default `dask.dataframe.from_pandas` turns an object column
+    into strings — lists included — which is refused here)."""
+    import pandas as pd
+
+    if tokens not in df.columns:
+        raise InputError(f"no column {tokens!r} (columns: {', '.join(map(str, df.columns))})")
+    dtype = df[tokens].dtype
+    if not pd.api.types.is_object_dtype(dtype) and pd.api.types.is_string_dtype(dtype):
+        raise InputError(f"column {tokens!r} holds strings ({dtype}), not token lists: give it an Arrow list "
+                         "type, pd.ArrowDtype(pa.list_(pa.string())), or make the frame with "
+                         "dask.config.set({'dataframe.convert-string': False})")
+    shipped, digest = _shipped(model)
+    meta = df._meta.copy()
+    meta[out] = pd.Series([], index=meta.index, dtype=object)
+    return df.map_partitions(_predict_frame, shipped, digest, tokens, out, meta=meta)
