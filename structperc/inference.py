@@ -241,6 +241,31 @@ def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int
     return out
 
 
+def tag_in_context(model: Model, core: Corpus, before: Corpus | None = None, after: Corpus | None = None,
+                   *, confidence: bool = False, k: int = 0, known_column: str | None = None,
+                   unknown: str = "?") -> Tagged:
+    """`tag_corpus` of ``core`` with the sentences ``before`` and ``after`` it as context: a model whose
+    features read neighbouring sentences (`structperc.features.gazetteer.document_gap`) tags a chunk of
+    a long input as it would in one pass. Only the core's tags (confidence, k-best) come back;
+    ``known_column`` names a column of known tags (`constraint_mask`)."""
+    from structperc.io.corpus import concat
+
+    if not len(core):
+        return Tagged([], np.zeros(0) if confidence else None, [] if k else None)
+    whole = concat([before, core, after])
+    if whole is None or whole is core:
+        whole = core
+    known = whole.columns[known_column] if known_column is not None else None
+    tagged = tag_corpus(model, whole, confidence=confidence, k=k, known=known, unknown=unknown)
+    if whole is core:
+        return tagged
+    s0 = len(before) if before is not None else 0
+    a = before.n_tokens if before is not None else 0
+    b = a + core.n_tokens
+    return Tagged(tagged.tags[a:b], tagged.confidence[a:b] if tagged.confidence is not None else None,
+                  tagged.nbest[s0:s0 + len(core)] if tagged.nbest is not None else None)
+
+
 def _unknown(model: Model) -> str | None:
     return model.params.get("unknown_tag", "?")
 

@@ -4,9 +4,10 @@ stays flat on large inputs. Output to a file is written atomically (`structperc.
 from __future__ import annotations
 
 import os
-from typing import IO, Iterable, Sequence
+from typing import IO, Any, Iterable, Iterator, Sequence
 
 from structperc.errors import InputError
+from structperc.features.gazetteer import document_gap
 from structperc.segmenter import Segmenter
 from structperc.workflows import load
 
@@ -47,6 +48,7 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
         raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
     task, model = tagger.task_, tagger.model_
     reads = tagger.reads()
+    gap = document_gap(tagger.features_.columns)
     with output_stream(output) as out:
         for source in inputs or ("-",):
             layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
@@ -56,15 +58,37 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
                 layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
             out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
             formats.check(fmt, out_fmt, layout, source_name(source))
-            for chunk in formats.tagging_chunks(source, fmt, layout, sentences):
-                corpus = chunk.corpus
-                if not len(corpus):
-                    formats.write_chunk(out, chunk, [], out_fmt, layout)
-                    continue
-                tagged = inference.tag_corpus(model, corpus, confidence=marginals, k=nbest, unknown=unknown,
-                                              known=corpus.columns[known] if known is not None else None)
+            for before, chunk, after in _in_context(formats.tagging_chunks(source, fmt, layout, sentences), gap):
+                tagged = inference.tag_in_context(model, chunk.corpus, before, after, confidence=marginals,
+                                                  k=nbest, known_column=known, unknown=unknown)
                 formats.write_chunk(out, chunk, tagged.tags, out_fmt, layout, tagged.confidence, tagged.nbest)
                 del tagged  # a chunk's results are gone while the next one is tagged
+
+
+def _in_context(chunks: Iterator[Any], gap: int) -> Iterator[tuple[Any, Any, Any]]:
+    """(sentences before, chunk, sentences after) of every chunk: the ``gap`` sentences around it that a
+    model reading neighbouring sentences needs (None with ``gap`` 0), so chunked tagging equals one
+    pass. Reads ahead as many chunks as hold ``gap`` sentences (one, at the default chunk size)."""
+    from structperc.io.corpus import edge
+
+    if not gap:
+        for chunk in chunks:
+            yield None, chunk, None
+        return
+    from collections import deque
+
+    before = None  # the last `gap` sentences before the chunk
+    ahead: deque = deque()  # chunks read ahead: enough to hold `gap` sentences after the current one
+    for chunk in chunks:
+        ahead.append(chunk)
+        while sum(len(c.corpus) for c in list(ahead)[1:]) >= gap:
+            current = ahead.popleft()
+            yield before, current, edge([c.corpus for c in ahead], gap, last=False)
+            before = edge([before, current.corpus], gap, last=True)
+    while ahead:
+        current = ahead.popleft()
+        yield before, current, edge([c.corpus for c in ahead], gap, last=False)
+        before = edge([before, current.corpus], gap, last=True)
 
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],

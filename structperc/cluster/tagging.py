@@ -28,6 +28,7 @@ from structperc.cluster.client import using, worker_threads
 from structperc.cluster.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
 from structperc.cluster.worker import cached_model, model_bytes
 from structperc.errors import InputError
+from structperc.io.corpus import concat, edge
 
 _ALL = 1 << 62  # sentences per chunk: a part (bounded in bytes) is one chunk
 
@@ -80,12 +81,12 @@ def _tag(model: Any, part: Part, job: _TagJob) -> str:
     out = io.StringIO()
     if not job.gap:
         for chunk in formats.tagging_chunks(part.source(), job.fmt, job.layout, job.sentences):
-            _write(out, model, chunk, chunk.corpus, 0, 0, job)
+            _write(out, model, chunk, None, None, job)
         return out.getvalue()
 
     def parse(data: bytes) -> Any:
         chunks = formats.tagging_chunks(named_stream(data, part.name), job.fmt, job.layout, _ALL)
-        return _concat([c.corpus for c in chunks])
+        return concat([c.corpus for c in chunks])
 
     def context(side) -> Any:
         """Context sentences; none where they hold an error: the part they belong to reports it with its
@@ -100,60 +101,19 @@ def _tag(model: Any, part: Part, job: _TagJob) -> str:
     chunks = list(formats.tagging_chunks(part.source(), job.fmt, job.layout, _ALL))
     corpora = [context(part.context_before)] + [c.corpus for c in chunks] + [context(part.context_after)]
     for j, chunk in enumerate(chunks):
-        before = _edge(corpora[:j + 1], job.gap, last=True)
-        after = _edge(corpora[j + 2:], job.gap, last=False)
-        whole = _concat([before, chunk.corpus, after])
-        _write(out, model, chunk, whole, len(before) if before is not None else 0,
-               before.n_tokens if before is not None else 0, job)
+        _write(out, model, chunk, edge(corpora[:j + 1], job.gap, last=True),
+               edge(corpora[j + 2:], job.gap, last=False), job)
     return out.getvalue()
 
 
-def _write(out: IO[str], model: Any, chunk: Any, corpus: Any, first_sentence: int, first_token: int,
-           job: _TagJob) -> None:
-    """Tag ``corpus`` (the chunk's sentences with context around them) and write the chunk's share."""
+def _write(out: IO[str], model: Any, chunk: Any, before: Any, after: Any, job: _TagJob) -> None:
+    """Tag the chunk's sentences with their context and write them."""
     from structperc import inference
     from structperc.io import formats
 
-    core = chunk.corpus
-    if not len(core):
-        formats.write_chunk(out, chunk, [], job.out_fmt, job.layout)
-        return
-    known = corpus.columns[job.known] if job.known is not None else None
-    tagged = inference.tag_corpus(model, corpus, confidence=job.marginals, k=job.nbest, unknown=job.unknown,
-                                  known=known)
-    a, b = first_token, first_token + core.n_tokens
-    confidence = tagged.confidence[a:b] if tagged.confidence is not None else None
-    nbest = tagged.nbest[first_sentence:first_sentence + len(core)] if tagged.nbest is not None else None
-    formats.write_chunk(out, chunk, tagged.tags[a:b], job.out_fmt, job.layout, confidence, nbest)
-
-
-def _edge(corpora: Sequence[Any], n: int, last: bool) -> Any:
-    """The last (or first) ``n`` sentences of the corpora taken together; None when there are none."""
-    picked, need = [], n
-    for corpus in (reversed(corpora) if last else corpora):
-        if corpus is None or not need:
-            continue
-        k = min(need, len(corpus))
-        if k:
-            picked.append(corpus.select(range(len(corpus) - k, len(corpus)) if last else range(k)))
-            need -= k
-    return _concat(picked[::-1] if last else picked)
-
-
-def _concat(corpora: Sequence[Any]) -> Any:
-    """One corpus of these corpora's sentences in order (None for none); one of them is returned as it is."""
-    import numpy as np
-
-    from structperc.io.corpus import Corpus
-
-    corpora = [c for c in corpora if c is not None and len(c)]
-    if len(corpora) <= 1:
-        return corpora[0] if corpora else None
-    names = list(corpora[0].columns)
-    columns = {name: [v for c in corpora for v in c.columns[name]] for name in names}
-    ptr = np.concatenate([[0], *[c.sent_ptr[1:] + off for c, off in
-                                 zip(corpora, np.cumsum([0] + [c.n_tokens for c in corpora[:-1]]))]])
-    return Corpus(columns, ptr.astype(np.int64), corpora[0].source)
+    tagged = inference.tag_in_context(model, chunk.corpus, before, after, confidence=job.marginals, k=job.nbest,
+                                      known_column=job.known, unknown=job.unknown)
+    formats.write_chunk(out, chunk, tagged.tags, job.out_fmt, job.layout, tagged.confidence, tagged.nbest)
 
 
 def _segment_part(blob: bytes, digest: str, part: Part, sep: str) -> "str | _Failure":

@@ -269,3 +269,32 @@ class Corpus:
         np.cumsum(lengths, out=ptr[1:])
         cols = {name: [str(v) for s in sents for v in s] for name, sents in named.items()}
         return cls(cols, ptr, source)
+
+
+def concat(corpora: Sequence["Corpus | None"]) -> "Corpus | None":
+    """One corpus of these corpora's sentences in order (None for none; Nones and empty ones are left
+    out; a single one is returned as it is). The columns are the first corpus's."""
+    kept = [c for c in corpora if c is not None and len(c)]
+    if len(kept) <= 1:
+        return kept[0] if kept else None
+    names = list(kept[0].columns)
+    columns = {name: [v for c in kept for v in c.columns[name]] for name in names}
+    offsets = np.cumsum([0] + [c.n_tokens for c in kept[:-1]])
+    ptr = np.concatenate([[0], *[c.sent_ptr[1:] + off for c, off in zip(kept, offsets)]])
+    return Corpus(columns, ptr.astype(np.int64), kept[0].source)
+
+
+def edge(corpora: Sequence["Corpus | None"], n: int, *, last: bool) -> "Corpus | None":
+    """The last (``last``) or first ``n`` sentences of the corpora taken together; None when none.
+    What a model reading neighbouring sentences needs around a chunk of its input."""
+    picked: list[Corpus] = []
+    need = n
+    for corpus in (reversed(corpora) if last else corpora):
+        if corpus is None or not need:
+            continue
+        k = min(need, len(corpus))
+        if k:
+            picked.append(corpus.select(range(len(corpus) - k, len(corpus)) if last else range(k)))
+            need -= k
+    return concat(picked[::-1] if last else picked)
+

@@ -1,0 +1,49 @@
+"""`structperc tag` reads long inputs in chunks; a model whose features look at neighbouring sentences
+(the NER `doc` window) still tags every chunk as one pass would: the chunk's neighbours come along as
+context (`structperc.streaming._in_context`, `structperc.inference.tag_in_context`)."""
+from __future__ import annotations
+
+import io
+
+from structperc import Tagger, streaming
+from structperc.features.gazetteer import DOC_WINDOW, document_gap
+
+#: Names that are a person's last word in one sentence and appear alone 8 sentences later.
+TRAIN = [s for name in ["Castaño", "Pérez", "Gómez", "Ruiz", "Díaz", "Soto"]
+         for s in ([("Víctor", "B-PER"), (name, "I-PER"), ("habló", "O")],
+                   [("Ayer", "O"), (name, "B-PER"), ("vino", "O")])] + \
+        [s for w in ["Lunes", "Martes", "Hoy", "Nunca", "Luego", "Todo"]
+         for s in ([("Ayer", "O"), (w, "O"), ("vino", "O")], [("ya", "O"), (w.lower(), "O"), ("vino", "O")])]
+
+
+def _text() -> str:
+    sents = []
+    for i in range(40):
+        name = "Zor" + "abcdefghijklmnopqrstuvwxyz"[i % 26] + "ano" * (1 + i // 26)
+        sents += [["Víctor", name, "habló"]] + [["ya", "luego", "vino"]] * 7 + [["Ayer", name, "vino"]] \
+            + [["ya", "luego", "vino"]] * 2
+    return "".join("\n".join(s) + "\n\n" for s in sents)
+
+
+def _tag(model, path, **options) -> str:
+    out = io.StringIO()
+    streaming.tag_files(model, [str(path)], out, **options)
+    return out.getvalue()
+
+
+def test_chunks_see_their_neighbours(tmp_path):
+    words = [[w for w, _ in s] for s in TRAIN]
+    tags = [[t for _, t in s] for s in TRAIN]
+    Tagger(task="ner", columns=["word", "ner"], template=["?gaz[0]", "doc[0]", "bias"], epochs=5,
+           seed=0).fit(words, tags).save(tmp_path / "doc")
+    assert document_gap(Tagger.load(tmp_path / "doc").features_.columns) == DOC_WINDOW
+    path = tmp_path / "doc.txt"
+    path.write_text(_text(), encoding="utf-8")
+    one_pass = _tag(tmp_path / "doc", path, sentences=10_000, marginals=True)
+    for size in (1, 7, 13, 25, 400):
+        assert _tag(tmp_path / "doc", path, sentences=size, marginals=True) == one_pass, size
+    # the context matters here: each chunk tagged alone gives other tags
+    model = Tagger.load(tmp_path / "doc")
+    sents = [s.split("\n") for s in _text().strip("\n").split("\n\n")]
+    alone = [t for k in range(0, len(sents), 7) for t in model.predict(sents[k:k + 7])]
+    assert alone != model.predict(sents)
