@@ -6,10 +6,9 @@ from __future__ import annotations
 import os
 from typing import IO, Any, Iterable, Iterator, Sequence
 
-from structperc.errors import InputError
 from structperc.features.gazetteer import document_gap
 from structperc.segmenter import Segmenter
-from structperc.workflows import load
+from structperc.workflows import load_tagger
 
 
 def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
@@ -34,18 +33,8 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     from structperc.io.output import output_stream
     from structperc.io.text import source_name
 
-    if input_format not in formats.INPUT_FORMATS:
-        raise InputError(f"unknown input format {input_format!r} (known: {', '.join(formats.INPUT_FORMATS)})")
-    if output_format is not None and output_format not in formats.OUTPUT_FORMATS:
-        raise InputError(f"unknown output format {output_format!r} "
-                         f"(known: {', '.join(formats.OUTPUT_FORMATS)})")
-    if nbest < 0:
-        raise InputError(f"--nbest must be a positive number of paths, not {nbest}")
-    if nbest and output_format not in (None, "jsonl"):
-        raise InputError("the k best paths are written as JSON lines: use --output-format jsonl")
-    tagger = load(model_path)
-    if isinstance(tagger, Segmenter):
-        raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
+    formats.check_options(input_format, output_format, nbest)
+    tagger = load_tagger(model_path)
     task, model = tagger.task_, tagger.model_
     reads = tagger.reads()
     gap = document_gap(tagger.features_.columns)

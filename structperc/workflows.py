@@ -30,12 +30,20 @@ def load(path: str | os.PathLike) -> Tagger:
     return Tagger.from_model(model)
 
 
+def load_tagger(path: str | os.PathLike) -> Tagger:
+    """`load`, refusing a word segmentation model (the faces that tag columns take a tagger)."""
+    tagger = load(path)
+    if isinstance(tagger, Segmenter):
+        raise InputError("a word segmentation model: use 'structperc segment'", str(path))
+    return tagger
+
+
 def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = None,
           dev_path: str | None = None, init_model: str | None = None, lexicon: str | None = None,
           tokens_column: str = "tokens", tags_column: str | None = None,
           callback: Callback | None = None, progress: Progress | None = None,
           checkpoint_dir: str | None = None, resume: str | None = None, plot: str | None = None,
-          **params: Any) -> tuple[Tagger, Path]:
+          workers: int = 1, mixing: str | None = None, **params: Any) -> tuple[Tagger, Path]:
     """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``),
     save it to ``model_path`` and return it with the archive's path.
 

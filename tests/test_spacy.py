@@ -18,6 +18,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from spacy.tokens import Doc  # noqa: E402
 from spacy.util import get_words_and_spaces  # noqa: E402
+from testkit import CWS_TRAIN, DOC_TRAIN  # noqa: E402
 
 from structperc import Tagger  # noqa: E402
 from structperc.errors import InputError, ModelFormatError  # noqa: E402
@@ -47,14 +48,6 @@ POS_SENTS = [
     [("Zürich", "PROPN"), ("grew", "VERB"), ("．", "PUNCT")],
     [("the", "DET"), ("naïve", "ADJ"), ("cat", "NOUN"), ("ran", "VERB"), ("😀", "SYM")],
 ]
-# (word, ner): a capitalised word is a person where it is elsewhere the last word of a name
-DOC_TRAIN = [s for name in ["Castaño", "Pérez", "Gómez", "Ruiz", "Díaz", "Soto"]
-             for s in ([("Víctor", "B-PER"), (name, "I-PER"), ("habló", "O")],
-                       [("Ayer", "O"), (name, "B-PER"), ("vino", "O")])] + \
-            [s for w in ["Lunes", "Martes", "Hoy", "Nunca", "Luego", "Todo"]
-             for s in ([("Ayer", "O"), (w, "O"), ("vino", "O")], [("ya", "O"), (w.lower(), "O"), ("vino", "O")])]
-CWS_TRAIN = ["上海 体育局 召开 会议", "我 爱 北京 天安门", "北京 体育局 召开 大会", "我们 爱 上海",
-             "２０２４ 年 ， 我们 去 北京 。", "ABC 公司 😀 𠀋"]
 # new sentences: words seen in training, in other orders and company
 NER_TEST = [["María", "vive", "en", "Madrid", "."], ["Juan", "ama", "São", "Paulo"],
             ["El", "Banco", "de", "España", "visita", "Lima"], ["Pedro", "Castaño", "trabaja", "."],

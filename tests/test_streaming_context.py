@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import io
 
+from testkit import DOC_TRAIN
+
 from structperc import Tagger, streaming
 from structperc.features.gazetteer import DOC_WINDOW, document_gap
 
-#: Names that are a person's last word in one sentence and appear alone 8 sentences later.
-TRAIN = [s for name in ["Castaño", "Pérez", "Gómez", "Ruiz", "Díaz", "Soto"]
-         for s in ([("Víctor", "B-PER"), (name, "I-PER"), ("habló", "O")],
-                   [("Ayer", "O"), (name, "B-PER"), ("vino", "O")])] + \
-        [s for w in ["Lunes", "Martes", "Hoy", "Nunca", "Luego", "Todo"]
-         for s in ([("Ayer", "O"), (w, "O"), ("vino", "O")], [("ya", "O"), (w.lower(), "O"), ("vino", "O")])]
 
 
 def _text() -> str:
@@ -32,8 +28,8 @@ def _tag(model, path, **options) -> str:
 
 
 def test_chunks_see_their_neighbours(tmp_path):
-    words = [[w for w, _ in s] for s in TRAIN]
-    tags = [[t for _, t in s] for s in TRAIN]
+    words = [[w for w, _ in s] for s in DOC_TRAIN]
+    tags = [[t for _, t in s] for s in DOC_TRAIN]
     Tagger(task="ner", columns=["word", "ner"], template=["?gaz[0]", "doc[0]", "bias"], epochs=5,
            seed=0).fit(words, tags).save(tmp_path / "doc")
     assert document_gap(Tagger.load(tmp_path / "doc").features_.columns) == DOC_WINDOW

@@ -24,6 +24,18 @@ TOY = [
 ]
 
 
+# (word, ner): a capitalised word is a person where it is elsewhere the last word of a name (a model
+# reading the `doc` column learns it: its tags depend on sentences up to `DOC_WINDOW` away)
+DOC_TRAIN = [s for name in ["Castaño", "Pérez", "Gómez", "Ruiz", "Díaz", "Soto"]
+             for s in ([("Víctor", "B-PER"), (name, "I-PER"), ("habló", "O")],
+                       [("Ayer", "O"), (name, "B-PER"), ("vino", "O")])] + \
+            [s for w in ["Lunes", "Martes", "Hoy", "Nunca", "Luego", "Todo"]
+             for s in ([("Ayer", "O"), (w, "O"), ("vino", "O")], [("ya", "O"), (w.lower(), "O"), ("vino", "O")])]
+#: Segmented Chinese with full-width digits, Latin letters, an emoji and a supplementary-plane character.
+CWS_TRAIN = ["上海 体育局 召开 会议", "我 爱 北京 天安门", "北京 体育局 召开 大会", "我们 爱 上海",
+             "２０２４ 年 ， 我们 去 北京 。", "ABC 公司 😀 𠀋"]
+
+
 def conll_text(sentences, sep: str = " ", newline: str = "\n") -> str:
     """CoNLL text of sentences given as lists of tuples (one blank line after each sentence)."""
     return "".join(newline.join(sep.join(tok) for tok in s) + newline + newline for s in sentences)

@@ -202,20 +202,10 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     workers. Standard input (``"-"``) and streams are read here and sent in parts."""
     from structperc.io import formats
     from structperc.io.output import output_stream
-    from structperc.segmenter import Segmenter
-    from structperc.workflows import load
+    from structperc.workflows import load_tagger
 
-    if input_format not in formats.INPUT_FORMATS:
-        raise InputError(f"unknown input format {input_format!r} (known: {', '.join(formats.INPUT_FORMATS)})")
-    if output_format is not None and output_format not in formats.OUTPUT_FORMATS:
-        raise InputError(f"unknown output format {output_format!r} (known: {', '.join(formats.OUTPUT_FORMATS)})")
-    if nbest < 0:
-        raise InputError(f"--nbest must be a positive number of paths, not {nbest}")
-    if nbest and output_format not in (None, "jsonl"):
-        raise InputError("the k best paths are written as JSON lines: use --output-format jsonl")
-    tagger = load(model_path)
-    if isinstance(tagger, Segmenter):
-        raise InputError("a word segmentation model: use 'structperc segment'", str(model_path))
+    formats.check_options(input_format, output_format, nbest)
+    tagger = load_tagger(model_path)
     blob, digest = model_bytes(model_path)
     job = {"input_format": input_format, "output_format": output_format, "marginals": marginals,
            "nbest": nbest, "forced_column": forced_column, "unknown": unknown, "sentences": sentences}

@@ -213,6 +213,19 @@ def default_output(fmt: str) -> str:
     return "conllu" if fmt == "conllu" else "conll"
 
 
+def check_options(input_format: str, output_format: str | None, nbest: int) -> None:
+    """Refuse ``structperc tag`` options that cannot go together, before any work: an unknown input or
+    output format, a negative ``nbest``, k-best lists in a format other than JSON lines."""
+    if input_format not in INPUT_FORMATS:
+        raise InputError(f"unknown input format {input_format!r} (known: {', '.join(INPUT_FORMATS)})")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        raise InputError(f"unknown output format {output_format!r} (known: {', '.join(OUTPUT_FORMATS)})")
+    if nbest < 0:
+        raise InputError(f"--nbest must be a positive number of paths, not {nbest}")
+    if nbest and output_format not in (None, "jsonl"):
+        raise InputError("the k best paths are written as JSON lines: use --output-format jsonl")
+
+
 def check(fmt: str, out_fmt: str, layout: Layout, name: str) -> None:
     """Refuse, before reading, what cannot work: a model that reads columns input of ``fmt`` lacks
     (naming them), CoNLL-U out of a model that predicts no CoNLL-U column."""

@@ -15,7 +15,7 @@ from structperc import Segmenter, Tagger, streaming
 from structperc.cli import main
 from structperc.errors import InputError
 from structperc.features.gazetteer import DOC_WINDOW, document_gap
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 from structperc.cluster import tagging, worker  # noqa: E402
@@ -25,14 +25,6 @@ from structperc.cluster.client import connect  # noqa: E402
 
 FULL_TEST = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "conll2000" / "test.txt"
 
-# (word, ner): a capitalised word is a person where it is elsewhere the last word of a name
-DOC_TRAIN = [s for name in ["Castaño", "Pérez", "Gómez", "Ruiz", "Díaz", "Soto"]
-             for s in ([("Víctor", "B-PER"), (name, "I-PER"), ("habló", "O")],
-                       [("Ayer", "O"), (name, "B-PER"), ("vino", "O")])] + \
-            [s for w in ["Lunes", "Martes", "Hoy", "Nunca", "Luego", "Todo"]
-             for s in ([("Ayer", "O"), (w, "O"), ("vino", "O")], [("ya", "O"), (w.lower(), "O"), ("vino", "O")])]
-CWS_TRAIN = ["上海 体育局 召开 会议", "我 爱 北京 天安门", "北京 体育局 召开 大会", "我们 爱 上海",
-             "２０２４ 年 ， 我们 去 北京 。", "ABC 公司 😀 𠀋"]
 
 
 @pytest.fixture(scope="module")
