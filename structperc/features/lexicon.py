@@ -3,19 +3,38 @@
 For every character t three values are computed: the length of the longest lexicon word that starts
 at t (``lexb``), ends at t (``lexe``) and covers t strictly inside (``lexm``), "0" when there is none
 and capped at `MAX_VALUE`. They become ordinary token columns, so templates use them like any other.
+
+Further columns, opt-in (``extended``; issue #20's study, where none paid on held-out data):
+
+* ``lexbs``/``lexes`` — *every* length (2 … `MAX_VALUE`, capped) of the lexicon words that start/end
+  at t, e.g. ``"23"``: the longest match alone hides the shorter words that compete with it;
+* ``chpos`` — how often the lexicon's words hold the character at their beginning, inside and at
+  their end, and whether it is a word alone (`CHPOS_BUCKETS`): a profile that generalises to characters seen
+  too rarely for their own weights, jackknifed like the rest;
+* ``trun``/``tpos`` — the length of the run of characters of t's type (``chartype``: digits,
+  Latin letters, punctuation, numerals …), capped at `MAX_VALUE`, and t's place in it (B/M/E/S).
+  They do not depend on the lexicon, but come with it so that every segmentation column has one
+  source.
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.atomic import KINDS, AtomicStats
+from structperc.features.templates import FUNCTIONS
 from structperc.io.corpus import Corpus
 
 LEX_COLUMNS = ("lexb", "lexe", "lexm")
+#: The columns added by issue #20 (see the module's docstring).
+EXTRA_COLUMNS = ("lexbs", "lexes", "chpos", "trun", "tpos")
+SEG_COLUMNS = LEX_COLUMNS + EXTRA_COLUMNS
 MAX_VALUE = 5
+#: ``chpos`` buckets of a count of occurrences: 0, 1, 2–4, 5 or more.
+CHPOS_BUCKETS = (0, 1, 2, 5)
 
 
 class Lexicon:
@@ -59,6 +78,78 @@ class Lexicon:
         value = self._values
         return [value[v] for v in lb], [value[v] for v in le], [value[v] for v in lm]
 
+    def length_sets(self, text: str) -> tuple[list[str], list[str]]:
+        """``lexbs`` and ``lexes`` of each character of ``text``: every (capped) length of the words
+        that start and end there. (Apart from `columns`, whose loop every model runs.)
+
+        >>> Lexicon(["上海", "上海市", "海市"]).length_sets("上海市")
+        (['23', '2', '0'], ['0', '2', '23'])
+        """
+        n = len(text)
+        bs, es = [0] * n, [0] * n          # bit k set: a word of (capped) length k starts/ends here
+        words, prefixes, max_len = self.words, self.prefixes, self.max_len
+        for i in range(n - 1):
+            for j in range(i + 2, min(n, i + max_len) + 1):
+                piece = text[i:j]
+                if piece in words:
+                    bit = 1 << min(j - i, MAX_VALUE)
+                    bs[i] |= bit
+                    es[j - 1] |= bit
+                if piece not in prefixes:
+                    break
+        return [_length_set(v) for v in bs], [_length_set(v) for v in es]
+
+
+@functools.lru_cache(maxsize=None)
+def _length_set(bits: int) -> str:
+    """The lengths whose bits are set, e.g. ``"23"``; ``"0"`` for none."""
+    return "".join(str(k) for k in range(2, MAX_VALUE + 1) if bits >> k & 1) or "0"
+
+
+def _bucket(count: int) -> str:
+    return str(sum(count >= b for b in CHPOS_BUCKETS[1:]))
+
+
+def char_profiles(words: Iterable[str]) -> dict[str, str]:
+    """``chpos`` of every character of ``words``: the buckets (`CHPOS_BUCKETS`) of its occurrences
+    at the beginning, inside and at the end of the words, and whether it is a word alone.
+
+    >>> char_profiles(["上海", "海", "上海市", "海市"])
+    {'上': '2000', '海': '1111', '市': '0020'}
+    """
+    counts: dict[str, list[int]] = {}
+    for w in words:
+        if len(w) == 1:
+            counts.setdefault(w, [0, 0, 0, 0])[3] = 1
+            continue
+        for at, ch in enumerate(w):
+            c = counts.setdefault(ch, [0, 0, 0, 0])
+            c[0 if at == 0 else 2 if at == len(w) - 1 else 1] += 1
+    return {ch: _bucket(b) + _bucket(m) + _bucket(e) + str(s) for ch, (b, m, e, s) in counts.items()}
+
+
+def type_runs(chars: list[str]) -> tuple[list[str], list[str]]:
+    """``trun`` and ``tpos`` of each character: its type run's length (capped) and its place in it.
+
+    >>> type_runs(list("第12届ab"))
+    (['1', '2', '2', '1', '2', '2'], ['S', 'B', 'E', 'S', 'B', 'E'])
+    """
+    kind = FUNCTIONS["chartype"]
+    types = [kind(ch) for ch in chars]
+    n = len(types)
+    run, pos = [""] * n, [""] * n
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and types[j] == types[i]:
+            j += 1
+        length = str(min(j - i, MAX_VALUE))
+        for m in range(i, j):
+            run[m] = length
+            pos[m] = "S" if j - i == 1 else "B" if m == i else "E" if m == j - 1 else "M"
+        i = j
+    return run, pos
+
 
 def read_lexicon(path) -> list[str]:
     """One word per line (a second whitespace-separated field, e.g. a frequency, is allowed)."""
@@ -83,16 +174,24 @@ class SegmentationDictionary:
     training words (for OOV scores), its lexicon (training words plus user words), which writes
     the ``lexb``/``lexe``/``lexm`` columns of every character (column ``char``), and which kinds of
     runs (`structperc.features.atomic.KINDS`) segmentation keeps whole (``atomic``: learnt from the
-    training words; kinds not given are atomic)."""
+    training words; kinds not given are atomic).
 
-    columns = LEX_COLUMNS
+    With ``extended`` it also writes `EXTRA_COLUMNS`. They are opt-in because they double the time
+    the columns take and none of them paid on held-out SXU data (``scripts/study_cws.py``); a
+    dictionary without them writes, and saves, exactly what it did before they existed."""
 
     def __init__(self, lexicon: Iterable[str], train_words: Iterable[str] = (),
-                 atomic: dict[str, bool] | None = None):
+                 atomic: dict[str, bool] | None = None, extended: bool = False):
         self.lexicon = sorted(set(lexicon))
         self.train_words = sorted(set(train_words))
         self.atomic = {kind: bool((atomic or {}).get(kind, True)) for kind in KINDS}
+        self.extended = bool(extended)
         self._lookup: Lexicon | None = None
+        self._profiles: dict[str, str] | None = None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return SEG_COLUMNS if self.extended else LEX_COLUMNS
 
     @property
     def lookup(self) -> Lexicon:
@@ -100,43 +199,65 @@ class SegmentationDictionary:
             self._lookup = Lexicon(self.lexicon)
         return self._lookup
 
+    @property
+    def profiles(self) -> dict[str, str]:
+        """``chpos`` of the lexicon's characters."""
+        if self._profiles is None:
+            self._profiles = char_profiles(self.lexicon)
+        return self._profiles
+
     def values(self, corpus: Corpus) -> dict[str, list[str]]:
-        cols: list[list[str]] = [[], [], []]
+        names = self.columns
+        cols: list[list[str]] = [[] for _ in names]
         lookup = self.lookup
+        profiles = self.profiles if self.extended else {}
         for chars in corpus.sentences("char"):
-            for store, vals in zip(cols, lookup.columns("".join(chars))):
-                store.extend(vals)
-        return dict(zip(LEX_COLUMNS, cols))
+            text = "".join(chars)
+            vals = lookup.columns(text)
+            if self.extended:
+                vals += lookup.length_sets(text) + ([profiles.get(ch, "0") for ch in text],) \
+                    + type_runs(list(text))
+            for store, v in zip(cols, vals):
+                store.extend(v)
+        return dict(zip(names, cols))
 
     def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
         values = values if values is not None else self.values(corpus)
-        for name in LEX_COLUMNS:
+        for name in self.columns:
             corpus = corpus.with_column(name, values[name])
         return corpus
 
     def to_json(self) -> dict:
-        return {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
+        data = {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
+        if self.extended:
+            data["extended"] = True
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "SegmentationDictionary":
         """The dictionary a model file keeps. Files written before runs were learnt have no
         ``atomic``: nothing says whether their training data split runs, so every kind is atomic,
-        as in most segmentation standards (and the point of keeping them whole)."""
+        as in most segmentation standards (and the point of keeping them whole). Files without
+        ``extended`` write the three original columns."""
         atomic = data.get("atomic")
         return cls(list(data["lexicon"]), list(data["train_words"]),
-                   dict(atomic) if isinstance(atomic, dict) else None)
+                   dict(atomic) if isinstance(atomic, dict) else None, bool(data.get("extended", False)))
 
 
 class LexiconLearner:
     """Learns segmentation dictionaries from some of the training sentences (word lists), each
-    with the user's own ``extra`` words (a `structperc.features.dictionary.DictionaryLearner`)."""
+    with the user's own ``extra`` words (a `structperc.features.dictionary.DictionaryLearner`);
+    ``extended``: dictionaries that also write `EXTRA_COLUMNS`."""
 
-    columns = LEX_COLUMNS
-
-    def __init__(self, sentences: list[list[str]], extra: Iterable[str] = ()):
+    def __init__(self, sentences: list[list[str]], extra: Iterable[str] = (), extended: bool = False):
         self.sentences = sentences
         self.extra = list(extra)
+        self.extended = bool(extended)
         self._stats: AtomicStats | None = None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return SEG_COLUMNS if self.extended else LEX_COLUMNS
 
     @property
     def stats(self) -> AtomicStats:
@@ -147,4 +268,5 @@ class LexiconLearner:
 
     def learn(self, sentences: np.ndarray) -> SegmentationDictionary:
         words = {w for i in sentences.tolist() for w in self.sentences[i]}
-        return SegmentationDictionary(words | set(self.extra), words, self.stats.atomic(sentences))
+        return SegmentationDictionary(words | set(self.extra), words, self.stats.atomic(sentences),
+                                      self.extended)
