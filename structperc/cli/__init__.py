@@ -18,7 +18,8 @@ class _Group(click.Group):
     lazy = {"binary": "structperc.binary.cli:binary_command",
             "compress": "structperc.cli.lifecycle:compress_command",
             "info": "structperc.cli.lifecycle:info_command",
-            "serve": "structperc.cli.serving:serve_command"}
+            "serve": "structperc.cli.serving:serve_command",
+            "clusters": "structperc.cli.clusters:clusters_command"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))

@@ -37,7 +37,8 @@ class ColumnDictionary(Protocol):
 
 
 class DictionaryLearner(Protocol):
-    """Learns a `ColumnDictionary` from some sentences of one training corpus."""
+    """Learns a `ColumnDictionary` from some sentences of one training corpus. A learner may set
+    ``block``: how many consecutive sentences go to one jackknife fold (`fold_assignment`; default 1)."""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -47,11 +48,20 @@ class DictionaryLearner(Protocol):
         """The dictionary of the given sentences (indices into the training corpus, ascending)."""
 
 
-def fold_assignment(n_sentences: int, folds: int, seed: int) -> tuple[int, np.ndarray]:
-    """The number of folds used (at most one per sentence) and each sentence's fold; ``seed`` fixes
-    the assignment, so the same data and seed give the same columns."""
-    k = max(1, min(int(folds), n_sentences))
-    return k, np.random.default_rng(seed).permutation(n_sentences) % k
+def fold_assignment(n_sentences: int, folds: int, seed: int, block: int = 1) -> tuple[int, np.ndarray]:
+    """The number of folds used (at most one per block) and each sentence's fold; ``seed`` fixes
+    the assignment, so the same data and seed give the same columns. ``block`` > 1 puts runs of that
+    many consecutive sentences into one fold (the blocks spread over the folds at random): sentences
+    of one article share their entities, and with sentence-wise folds a training sentence finds its
+    own entities through its neighbours in the other folds, which test sentences (new articles) do
+    not (esp.train: 74 % of entity tokens covered against 60 % on esp.testa; 200-sentence blocks 64 %).
+    A corpus of fewer than ``block × folds`` sentences keeps sentence-wise folds (``block=1``: the
+    assignment as before blocks existed)."""
+    block = int(block) if n_sentences >= int(block) * int(folds) else 1
+    n_blocks = -(-n_sentences // block)
+    k = max(1, min(int(folds), n_blocks))
+    fold_of_block = np.random.default_rng(seed).permutation(n_blocks) % k
+    return k, fold_of_block[np.arange(n_sentences) // block] if block > 1 else fold_of_block
 
 
 def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
@@ -60,10 +70,11 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
 
     Each sentence of fold ``k`` gets the values of the dictionary learnt from every sentence outside
     fold ``k``; with one fold (``folds=1`` or a one-sentence corpus) every sentence gets the full
-    dictionary's.
+    dictionary's. A learner with a ``block`` attribute has its folds made of that many consecutive
+    sentences (`fold_assignment`).
     """
     n = len(corpus)
-    k, fold_of = fold_assignment(n, folds, seed)
+    k, fold_of = fold_assignment(n, folds, seed, getattr(learner, "block", 1))
     full = learner.learn(np.arange(n, dtype=np.int64))
     if k == 1:
         return full.annotate(corpus), full
@@ -80,3 +91,59 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
             out = merged.setdefault(name, np.empty(corpus.n_tokens, dtype=object))
             out[tokens] = vals
     return full.annotate(corpus, {name: v.tolist() for name, v in merged.items()}), full
+
+
+class Dictionaries:
+    """Several learnt dictionaries as one `ColumnDictionary` (a POS model's ambiguity classes and word
+    clusters; an NER model's gazetteer and clusters): each writes its own columns."""
+
+    def __init__(self, parts: list[ColumnDictionary]):
+        self.parts = list(parts)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(c for p in self.parts for c in p.columns)
+
+    def values(self, corpus: Corpus) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for p in self.parts:
+            out.update(p.values(corpus))
+        return out
+
+    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
+        for p in self.parts:
+            mine = None if values is None else {k: v for k, v in values.items() if k in p.columns}
+            corpus = p.annotate(corpus, mine)
+        return corpus
+
+    def to_json(self) -> Any:
+        return [p.to_json() for p in self.parts]
+
+
+class Learners:
+    """Several `DictionaryLearner` s as one: learns a `Dictionaries` of their dictionaries, in folds of
+    the largest ``block`` among them."""
+
+    def __init__(self, learners: list[DictionaryLearner]):
+        self.learners = list(learners)
+        self.block = max(getattr(lr, "block", 1) for lr in self.learners)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(c for lr in self.learners for c in lr.columns)
+
+    def learn(self, sentences: np.ndarray) -> Dictionaries:
+        return Dictionaries([lr.learn(sentences) for lr in self.learners])
+
+
+def combined(learners: list[DictionaryLearner]) -> DictionaryLearner | None:
+    """None, the one learner, or `Learners` of several."""
+    return None if not learners else learners[0] if len(learners) == 1 else Learners(learners)
+
+
+def parts(dictionary: ColumnDictionary | None) -> list[ColumnDictionary]:
+    """The dictionaries a model's dictionary is made of (`Dictionaries`, or one, or none)."""
+    if dictionary is None:
+        return []
+    return list(dictionary.parts) if isinstance(dictionary, Dictionaries) else [dictionary]
+

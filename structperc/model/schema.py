@@ -18,7 +18,8 @@ Metadata (format version 1)::
     shapes           {"state": [A, L], "cond": [AT, L + 1, L]}
     params           the estimator's constructor parameters, without the template
     provenance       version, date, epochs, best epoch, seed, dev score, training files …
-    extra            the learnt dictionary: {"gazetteer": …} (NER) or {"cws": {train_words, lexicon}};
+    extra            the learnt dictionaries, one key each: {"gazetteer": …} (NER), {"cws": {train_words,
+                     lexicon}}, {"ambiguity": {table, lower}} (POS), {"clusters": {kind, prefixes, paths}};
                      the decoding tag dictionary: {"tag_dictionary": …} (`structperc.features.tagdict`)
     dataset_columns  the `datasets` column names a model was trained from
     calibration      (when fitted) {"temperature": τ, "source", "tokens", "nll": [before, after],
@@ -41,7 +42,10 @@ import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.attributes import AttributeIndex
-from structperc.features.dictionary import ColumnDictionary
+from structperc.features.dictionary import ColumnDictionary, Dictionaries
+from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.ambiguity import AmbiguityClasses
+from structperc.features.clusters import ClusterMap
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
@@ -125,12 +129,18 @@ def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
     return transition_mask(labels, task.model_scheme if task.constrained else "none")
 
 
+#: The key of each kind of learnt dictionary in ``extra`` (a model may hold several: `Dictionaries`).
+_DICTIONARY_KEYS = (("gazetteer", Gazetteer), ("cws", SegmentationDictionary), ("ambiguity", AmbiguityClasses),
+                    ("clusters", ClusterMap))
+
+
 def _extra_json(model: Model) -> dict:
     extra: dict = {}
-    if isinstance(model.dictionary, SegmentationDictionary):
-        extra["cws"] = model.dictionary.to_json()
-    elif model.dictionary is not None:
-        extra["gazetteer"] = model.dictionary.to_json()
+    for part in dictionary_parts(model.dictionary):
+        key = next(k for k, kind in _DICTIONARY_KEYS if isinstance(part, kind))
+        if key in extra:
+            raise ValueError(f"a model holds one dictionary of each kind, not two {key!r}")
+        extra[key] = part.to_json()
     if model.tag_dictionary is not None:
         extra["tag_dictionary"] = model.tag_dictionary.to_json()
     return extra
@@ -154,11 +164,16 @@ def _calibration(meta: dict) -> dict | None:
 def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
     if not isinstance(extra, dict):
         raise TypeError("extra is not a mapping")
+    found: list[ColumnDictionary] = []
     if extra.get("gazetteer") is not None:
-        return Gazetteer.from_json(extra["gazetteer"], word=task.token_column)
+        found.append(Gazetteer.from_json(extra["gazetteer"], word=task.token_column))
     if isinstance(extra.get("cws"), dict):
-        return SegmentationDictionary.from_json(extra["cws"])
-    return None
+        found.append(SegmentationDictionary.from_json(extra["cws"]))
+    if isinstance(extra.get("ambiguity"), dict):
+        found.append(AmbiguityClasses.from_json(extra["ambiguity"], word=task.token_column))
+    if isinstance(extra.get("clusters"), dict):
+        found.append(ClusterMap.from_json(extra["clusters"], word=task.token_column))
+    return None if not found else found[0] if len(found) == 1 else Dictionaries(found)
 
 
 def write(path: str | os.PathLike, model: Model) -> Path:

@@ -1,0 +1,50 @@
+"""Ambiguity classes (`structperc.features.ambiguity`): the tags each frequent word was seen with, as
+token columns, learnt by hand-checkable rules and jackknifed by the one dictionary mechanism."""
+from __future__ import annotations
+
+import numpy as np
+
+from structperc.features.ambiguity import AmbiguityClasses, AmbiguityLearner
+from structperc.features.dictionary import jackknifed
+from structperc.io.corpus import Corpus
+
+WORDS = [["as", "the", "dog", "ran"], ["As", "the", "cat", "sat"], ["as", "a", "dog", "?x"]]
+TAGS = [["ADP", "DET", "NOUN", "VERB"], ["SCONJ", "DET", "NOUN", "VERB"], ["SCONJ", "DET", "?", "X"]]
+
+
+def corpus() -> Corpus:
+    return Corpus.from_sentences(WORDS, TAGS, tag_column="upos")
+
+
+def test_classes_by_hand():
+    learnt = AmbiguityLearner(corpus(), "word", "upos").learn(np.arange(3))
+    # seen twice or more: "as" (ADP, SCONJ), "the" (DET); "dog" twice but once with an unknown tag
+    assert learnt.table == {"as": "ADP_SCONJ", "the": "DET"}
+    # lowercased: "as" three times (ADP, SCONJ, SCONJ)
+    assert learnt.lower == {"as": "ADP_SCONJ", "the": "DET"}
+    values = learnt.values(Corpus.from_sentences([["As", "the", "zebra"]]))
+    assert values == {"amb": ["?", "DET", "?"], "lamb": ["ADP_SCONJ", "DET", "?"]}
+
+
+def test_jackknifed_sentences_get_the_classes_of_the_other_folds():
+    from structperc.features.dictionary import fold_assignment
+
+    words = [["w"], ["w"], ["w"], ["v"], ["v"], ["v"], ["w"], ["v"]]
+    tags = [["A"], ["A"], ["B"], ["B"], ["B"], ["C"], ["A"], ["B"]]
+    c = Corpus.from_sentences(words, tags, tag_column="upos")
+    out, full = jackknifed(c, AmbiguityLearner(c, "word", "upos"), folds=2, seed=3)
+    assert full.table == {"w": "A_B", "v": "B_C"}
+    _, fold = fold_assignment(8, 2, 3)
+    for i in range(8):  # by hand: the tags of the same word in the other fold, if seen twice there
+        others = [tags[j][0] for j in range(8) if fold[j] != fold[i] and words[j] == words[i]]
+        expected = "_".join(sorted(set(others))) if len(others) >= 2 else "?"
+        assert out.columns["amb"][i] == expected, (i, fold.tolist())
+
+
+def test_json_round_trip_and_continued_training_union():
+    learnt = AmbiguityLearner(corpus(), "word", "upos").learn(np.arange(3))
+    again = AmbiguityClasses.from_json(learnt.to_json(), word="word")
+    assert again.table == learnt.table and again.lower == learnt.lower
+    base = AmbiguityClasses({"the": "PRON"}, {"the": "PRON"})
+    grown = AmbiguityLearner(corpus(), "word", "upos", base=base).learn(np.arange(3))
+    assert grown.table["the"] == "DET_PRON" and grown.table["as"] == "ADP_SCONJ"
