@@ -140,11 +140,12 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
         progress: Progress | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-        release: bool = False) -> Fitted:
+        release: bool = False, workers: int = 1, mixing: str | None = None) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
     epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it. The
     temperature of the model's probabilities is fitted on ``dev`` or on that held-out fraction
-    (`structperc.inference.calibrate`)."""
+    (`structperc.inference.calibrate`). ``workers`` > 1 trains both by iterative parameter mixing
+    (see `train_model`)."""
     epochs = task.epochs
     dev_history, calibration = None, None
     if dev is None and params.get("dev_split"):
@@ -159,7 +160,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         tag_dictionary = learnt_tag_dictionary(kept_out, task, params)
         probe = train_model(kept_out, held_out, template_lines, epochs, task=task,
                             params=params, dictionary=dictionary, dataset_columns=dataset_columns,
-                            callback=callback, progress=progress, release=True)
+                            callback=callback, progress=progress, release=True, workers=workers, mixing=mixing)
         probe.dev_history = dev_history = probe.history
         # τ is fitted on the probe's held-out slice: the refit model has seen those sentences
         probe.model.tag_dictionary = tag_dictionary
@@ -173,7 +174,8 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
     fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
-                         checkpoint_dir=checkpoint_dir, resume=resume, release=release)
+                         checkpoint_dir=checkpoint_dir, resume=resume, release=release, workers=workers,
+                         mixing=mixing)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
     if dev is not None:
@@ -186,10 +188,17 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                 task: Task, params: dict, dictionary: ColumnDictionary | None, dataset_columns: dict,
                 callback: Callback | None, progress: Progress | None = None,
                 checkpoint_dir: str | os.PathLike | None = None,
-                resume: str | os.PathLike | None = None, release: bool = False) -> Fitted:
+                resume: str | os.PathLike | None = None, release: bool = False, workers: int = 1,
+                mixing: str | None = None) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
-    columns are a tenth of training's peak memory."""
+    columns are a tenth of training's peak memory.
+
+    ``workers`` > 1 trains by iterative parameter mixing (`structperc.train.mixing`) on that many
+    shards, one worker process each, mixing ``mixing`` (default `~structperc.train.mixing.DEFAULT_MIXING`):
+    a different model from one worker's, the same for the same seed and workers. Its checkpoints
+    resume only with the same workers and mixing; the model's provenance records both."""
+    scale = _scale(workers, mixing)
     unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
                                                        unknown)
@@ -202,7 +211,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                        "scheme": [task.model_scheme, task.constrained], "data": corpus_digest(corpus),
                        **({"feature_set": params["feature_set"]}
                           if params.get("feature_set", "all") != "all" else {}),
-                       **({"unknown_tag": unknown} if data.partial else {})}
+                       **({"unknown_tag": unknown} if data.partial else {}), **scale}
     n_sentences, n_tokens = len(corpus), corpus.n_tokens
     if release:
         corpus.release_columns()
@@ -219,7 +228,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     model = dict(task=task, labels=labels, templates=lines, features=index, params=params,
                  dictionary=dictionary, dataset_columns=dataset_columns)
     fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
-                  fingerprint)
+                  fingerprint, scale)
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     return fitted
 
@@ -261,12 +270,25 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     return fitted
 
 
+def _scale(workers: int, mixing: str | None) -> dict:
+    """``{"workers": N, "mixing": ...}`` for iterative parameter mixing (checked), or ``{}`` for one
+    worker: what the checkpoint fingerprint and the model's provenance record of it."""
+    from structperc.train.mixing import DEFAULT_MIXING, MIXINGS
+
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise InputError(f"workers must be a positive integer (got {workers!r})")
+    if mixing is not None and mixing not in MIXINGS:
+        raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
+    return {"workers": int(workers), "mixing": mixing or DEFAULT_MIXING} if workers > 1 else {}
+
+
 def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
          callback: Callback | None, progress: Progress | None, seed: int,
          checkpoint_dir: str | os.PathLike | None = None,
-         fingerprint: dict | None = None) -> Fitted:
+         fingerprint: dict | None = None, scale: dict | None = None) -> Fitted:
     """Run the trainer from ``state`` and make the `Model` of ``model``'s fields with the weights
-    and provenance it gives (the one training loop of fit and continued training)."""
+    and provenance it gives (the one training loop of fit and continued training); with ``scale``
+    (`_scale`) the iterative parameter mixing trainer."""
     task, labels, features = model["task"], model["labels"], model["features"]
     mask, end = masks(labels, task)
     dev_score, dev_rows = None, None
@@ -304,12 +326,18 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
 
         def on_epoch_end(st: PerceptronState) -> None:
             save_checkpoint(checkpoint_dir, st, fingerprint or {})
-    weights, best_epoch = train_perceptron(
-        data.feats, data.y, state, mask=mask, end=end, epochs=epochs, seed=seed,
-        dev_score=dev_score, dev_rows=dev_rows, callback=report, on_epoch_end=on_epoch_end, consume=True,
-        progress=progress, allowed=data.allowed, values=data.feats.values)
+    kwargs: dict[str, Any] = dict(mask=mask, end=end, epochs=epochs, seed=seed, dev_score=dev_score, dev_rows=dev_rows,
+                  callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress,
+                  allowed=data.allowed, values=data.feats.values)
+    if scale:
+        from structperc.train.mixing import train_mixed
+
+        weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
+                                          mixing=scale["mixing"], **kwargs)
+    else:
+        weights, best_epoch = train_perceptron(data.feats, data.y, state, **kwargs)
     provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
-                  "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score}
+                  "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score, **(scale or {})}
     if data.allowed is not None:
         provenance["partial_sentences"] = int(partial_sentences(data.allowed, data.y, data.feats.sent_ptr).sum())
     return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)

@@ -53,6 +53,10 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     `structperc.io.hf`). Every output path (model, checkpoints, ``plot``) is checked before the first
     epoch, and the model is locked against a second run writing it at the same time; a failed run
     leaves what was there before.
+
+    ``workers`` > 1 trains on that many shards at once, one process each, by iterative parameter
+    mixing (``mixing``: see `structperc.train.mixing`): a different model from one worker's, the
+    same bytes again for the same seed and workers.
     """
     if lexicon and task != "cws":
         raise InputError("--lexicon is for --task cws")
@@ -64,7 +68,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     try:
         with writing_lock(model_path):
             model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
-                         callback, progress, checkpoint_dir, resume, params)
+                         callback, progress, checkpoint_dir, resume, params, workers, mixing)
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
@@ -82,10 +86,13 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
 def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: str | None,
          lexicon: str | None, tokens_column: str, tags_column: str | None, callback: Callback | None,
          progress: Progress | None, checkpoint_dir: str | None, resume: str | None,
-         params: dict[str, Any]) -> Tagger:
+         params: dict[str, Any], workers: int = 1, mixing: str | None = None) -> Tagger:
     given = {k: v for k, v in params.items() if v is not None}
     model: Tagger
     if init_model:
+        if workers != 1:
+            raise InputError("continued training (--init-model) runs on one worker: leave out --workers",
+                             str(init_model))
         model = load(init_model)
         if task is not None and task != model.task_.name:
             raise InputError(f"a {model.task_.name!r} model cannot continue training as {task!r} "
@@ -100,14 +107,14 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
         model = Segmenter(lexicon=lexicon, **{k: v for k, v in given.items() if k in names})
         model.template = given.get("template") or "cws"
         return model.fit(train_path, dev=dev_path, callback=callback, progress=progress,
-                         checkpoint_dir=checkpoint_dir, resume=resume)
+                         checkpoint_dir=checkpoint_dir, resume=resume, workers=workers, mixing=mixing)
     from structperc.io.hf import is_dataset_spec, load as load_dataset
 
     model = Tagger(task=task or "chunk", **given)
     data, dev = (load_dataset(train_path), load_dataset(dev_path) if dev_path else None) \
         if is_dataset_spec(train_path) else (train_path, dev_path)
     return model.fit(data, dev=dev, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
-                     resume=resume, tokens=tokens_column, tags=tags_column)
+                     resume=resume, tokens=tokens_column, tags=tags_column, workers=workers, mixing=mixing)
 
 
 def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.PathLike | None = None,

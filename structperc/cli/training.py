@@ -96,10 +96,17 @@ def _progress(epochs: int, quiet: bool):
                    "known tags fills it in).")
 @click.option("--plot", metavar="FILE.png",
               help="Write the learning curve (dev score and training mistakes per epoch); needs matplotlib.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Train on N shards of the data at once, one process each (iterative parameter mixing, "
+                   "McDonald et al. 2010). N > 1 gives a different model from N = 1, but the same model "
+                   "again for the same N and --seed; its checkpoints resume with the same N.")
+@click.option("--mixing", type=click.Choice(["uniform", "mistakes"]), default=None,
+              help="With --workers N > 1: mix the shards' weights uniformly, or weighted by each shard's "
+                   "mistakes in the epoch [default: uniform].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
-          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, quiet):
+          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, mixing, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import workflows
@@ -112,7 +119,7 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
     model, path = workflows.train(
         train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
         tokens_column=tokens_column, tags_column=tags_column, callback=callback, progress=progress,
-        checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, template=template,
+        checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, workers=workers, mixing=mixing, template=template,
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
         feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag)

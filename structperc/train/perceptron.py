@@ -320,6 +320,75 @@ def train_perceptron(
     structured classification. IJCAI 2009 (unknown tags, ``allowed``).
     E. R. Fernandes and U. Brefeld. Learning from partially annotated sequences. ECML PKDD 2011.
     """
+    inputs = epoch_inputs(feats, y, state, mask, end, allowed, values)
+    mask, end = inputs.mask, inputs.end
+    n_sent = inputs.n_sent
+    step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
+    rng = np.random.default_rng(seed)
+    if state.rng_state:
+        rng.bit_generator.state = state.rng_state
+    while state.epoch < epochs:
+        started = time.perf_counter()
+        order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
+        mistakes, token_errors, skipped = run_epoch(inputs, state, order, step, progress)
+        state.epoch += 1
+        state.rng_state = rng.bit_generator.state
+        report = EpochReport(state.epoch, epochs, mistakes, token_errors, n_sent, inputs.n_tok,
+                             time.perf_counter() - started, skipped=skipped)
+        end_of_epoch(state, report, mask, end, dev_score, dev_rows, on_epoch_end, callback)
+    return _result(state, mask, end, consume)
+
+
+@dataclass
+class EpochInputs:
+    """What the compiled epoch reads besides the state, checked and in the dtypes it was built for:
+    features, label ids and sentence offsets, the scheme's penalties, and for partial labels or
+    attribute values the extra arrays of `train_epoch_partial` / `train_epoch_valued`."""
+
+    X: np.ndarray
+    XT: np.ndarray
+    y: np.ndarray
+    ptr: np.ndarray
+    mask: np.ndarray
+    end: np.ndarray
+    kernel: str = "train_epoch"
+    allowed: np.ndarray | None = None  # uint8 (n_tokens, L), or (0, 1) for the valued epoch
+    partial: np.ndarray | None = None  # uint8 per sentence, or empty for the valued epoch
+    V: np.ndarray | None = None
+
+    @property
+    def n_sent(self) -> int:
+        return len(self.ptr) - 1
+
+    @property
+    def n_tok(self) -> int:
+        return int(self.ptr[-1])
+
+    @property
+    def max_len(self) -> int:
+        return int(np.diff(self.ptr).max()) if self.n_sent else 0
+
+    def tail(self) -> tuple:
+        """The kernel's arguments after ``max_len``."""
+        if self.partial is None:
+            return ()
+        return (self.allowed, self.partial) + (() if self.V is None else (self.V,))
+
+    def select(self, a: int, b: int) -> "EpochInputs":
+        """Sentences ``a:b`` (views; offsets renumbered from 0): one shard of `structperc.train.mixing`."""
+        lo, hi = int(self.ptr[a]), int(self.ptr[b])
+        rows = slice(lo, hi)
+        per_token = self.allowed is not None and len(self.allowed)
+        return EpochInputs(self.X[rows], self.XT[rows], self.y[rows], self.ptr[a:b + 1] - lo, self.mask, self.end,
+                           self.kernel, self.allowed[rows] if per_token else self.allowed,
+                           self.partial[a:b] if self.partial is not None and len(self.partial) else self.partial,
+                           None if self.V is None else self.V[rows])
+
+
+def epoch_inputs(feats: Features, y: np.ndarray, state: PerceptronState, mask: np.ndarray, end: np.ndarray,
+                 allowed: np.ndarray | None = None, values: np.ndarray | None = None) -> EpochInputs:
+    """Check the training arrays against ``state`` and choose the compiled epoch (see
+    `train_perceptron` for ``allowed`` and ``values``)."""
     c = np.ascontiguousarray  # the dtypes the compiled epoch was built for
     X, XT, y = c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32), c(y, dtype=np.int32)
     ptr, mask, end = c(feats.sent_ptr, dtype=np.int64), c(mask, dtype=np.float64), c(end, dtype=np.float64)
@@ -336,47 +405,56 @@ def train_perceptron(
         else:
             partial = None  # every sentence fully labelled: the fully labelled epoch, exactly
     if V is not None:
-        train_epoch = _epoch_kernel("train_epoch_valued")
         if partial is None:  # the valued epoch with no partial sentence: every tag is gold
             allowed, partial = np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8)
-    else:
-        train_epoch = _epoch_kernel("train_epoch" if partial is None else "train_epoch_partial")
-    n_sent, n_tok = len(ptr) - 1, int(ptr[-1])
-    max_len = int(np.diff(ptr).max())
-    step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
-    rng = np.random.default_rng(seed)
-    if state.rng_state:
-        rng.bit_generator.state = state.rng_state
-    while state.epoch < epochs:
-        started = time.perf_counter()
-        order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
-        mistakes = token_errors = skipped = 0
-        for a in range(0, n_sent, step):  # one slice unless progress is reported
-            args = (order[a:a + step], ptr, X, XT, y, state.ptr, state.labels, state.active, state.W,
-                    state.U, state.Wt, state.Ut, state.Wc, state.Uc, mask, end, state.c, max_len)
-            if partial is None:
-                m, e, state.c = train_epoch(*args)
-            else:
-                m, e, state.c, k = train_epoch(*args, allowed, partial, *(() if V is None else (V,)))
-                skipped += k
-            mistakes, token_errors = mistakes + m, token_errors + e
-            if progress is not None:
-                progress(min(a + step, n_sent), n_sent)
-        state.epoch += 1
-        state.rng_state = rng.bit_generator.state
-        seconds = time.perf_counter() - started
-        report = EpochReport(state.epoch, epochs, int(mistakes), int(token_errors), n_sent, n_tok, seconds,
-                             skipped=int(skipped))
-        if dev_score is not None:
-            report.dev_score = float(dev_score(state.averaged(mask, end, rows=dev_rows)))
-            if state.best_score is None or report.dev_score > state.best_score:
-                state.remember_best(report.dev_score, mask, end)
-                report.best = True
-        if on_epoch_end is not None:
-            on_epoch_end(state)
-        if callback is not None:
-            callback(report)
-    return _result(state, mask, end, consume)
+        return EpochInputs(X, XT, y, ptr, mask, end, "train_epoch_valued", allowed, partial, V)
+    if partial is None:
+        return EpochInputs(X, XT, y, ptr, mask, end)
+    return EpochInputs(X, XT, y, ptr, mask, end, "train_epoch_partial", allowed, partial)
+
+
+def run_epoch(inputs: EpochInputs, state: PerceptronState, order: np.ndarray, step: int | None = None,
+              progress: Callable[[int, int], None] | None = None,
+              updated: np.ndarray | None = None) -> tuple[int, int, int]:
+    """One epoch of the compiled kernel over ``order`` (int64 sentence ids), in place on ``state``'s
+    weights, sums and counter, ``step`` sentences per call (``progress`` after each; ``updated``,
+    bool per slice, is set where the slice made an update). Returns the sentences with a mistake,
+    the tokens mislabelled and the partial sentences skipped."""
+    train_epoch = _epoch_kernel(inputs.kernel)
+    n, max_len, tail = len(order), inputs.max_len, inputs.tail()
+    step = step or max(n, 1)
+    mistakes = token_errors = skipped = 0
+    for a in range(0, n, step):  # one slice unless progress is reported
+        args = (order[a:a + step], inputs.ptr, inputs.X, inputs.XT, inputs.y, state.ptr, state.labels,
+                state.active, state.W, state.U, state.Wt, state.Ut, state.Wc, state.Uc, inputs.mask,
+                inputs.end, state.c, max_len)
+        if not tail:
+            m, e, state.c = train_epoch(*args)
+        else:
+            m, e, state.c, k = train_epoch(*args, *tail)
+            skipped += k
+        mistakes, token_errors = mistakes + m, token_errors + e
+        if updated is not None:
+            updated[a // step] = m > 0
+        if progress is not None:
+            progress(min(a + step, n), n)
+    return int(mistakes), int(token_errors), int(skipped)
+
+
+def end_of_epoch(state: PerceptronState, report: EpochReport, mask: np.ndarray, end: np.ndarray,
+                 dev_score: Callable[[Weights], float] | None, dev_rows: np.ndarray | None,
+                 on_epoch_end: Callable[[PerceptronState], None] | None,
+                 callback: Callable[[EpochReport], None] | None) -> None:
+    """After an epoch: score the average on dev data (keeping the best), checkpoint, report."""
+    if dev_score is not None:
+        report.dev_score = float(dev_score(state.averaged(mask, end, rows=dev_rows)))
+        if state.best_score is None or report.dev_score > state.best_score:
+            state.remember_best(report.dev_score, mask, end)
+            report.best = True
+    if on_epoch_end is not None:
+        on_epoch_end(state)
+    if callback is not None:
+        callback(report)
 
 
 def _result(state: PerceptronState, mask: np.ndarray, end: np.ndarray, consume: bool) -> tuple[Weights, int]:
