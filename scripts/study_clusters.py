@@ -7,9 +7,9 @@ text are not the unlabelled data of the published results (Koo et al. 2008, Owop
 gain there comes from words the labelled data never shows; here every clustered word was seen in
 training, so expect little.
 
-The cluster columns reach the tagger through the learnt-dictionary hook: `fitting.gazetteer_learner`
-is monkeypatched to return a `ClusterLearner` (what the real integration does with a ``clusters``
-parameter), so the map also annotates the dev and test files at scoring time.
+The cluster columns reach the tagger through the learnt-dictionary hook: `fitting.dictionary_learner`
+is wrapped to give every fit the clusters file (what ``structperc train --clusters FILE`` does with its
+file), so the map also annotates the dev and test files at scoring time.
 
     python scripts/study_clusters.py [--clusters 100] [--min-count 2] [--epochs 20] [--seeds 0]
                                      [--paths clusters.txt] [--variants default,clusters] [--test]
@@ -24,17 +24,19 @@ import time
 
 import structperc.fitting as fitting
 from structperc import Tagger
-from structperc.features.clusters import ClusterLearner, learn_clusters, raw_sentences, read_paths, write_paths
+from structperc.features.clusters import learn_clusters, raw_sentences, read_paths, write_paths
 from structperc.features.templates import preset
 from structperc.io.output import output_stream
 
 EWT = "/work/shared/corpora/ud_en_ewt"
 TRAIN, DEV, TEST = (f"{EWT}/en_ewt-ud-{part}.conllu" for part in ("train", "dev", "test"))
 CLUSTER_TEMPLATES = ["clu4[0]", "clu6[0]", "clu10[0]", "clu[0]"]
+#: The POS preset this study measured against: the one before #20 added ambiguity classes.
+BASE = [line for line in preset("pos") if "amb[" not in line]
 VARIANTS = {
-    "default": preset("pos"),
-    "clusters": preset("pos") + CLUSTER_TEMPLATES,
-    "clusters+window": preset("pos") + CLUSTER_TEMPLATES + ["clu4[-1]", "clu4[1]", "clu[-1]", "clu[1]"],
+    "default": BASE,
+    "clusters": BASE + CLUSTER_TEMPLATES,
+    "clusters+window": BASE + CLUSTER_TEMPLATES + ["clu4[-1]", "clu4[1]", "clu[-1]", "clu[1]"],
 }
 
 
@@ -86,9 +88,10 @@ def main() -> None:
     args = ap.parse_args()
     names = args.variants.split(",")
     if any(name != "default" for name in names):
-        learner = ClusterLearner(cluster_map(args))
-        fitting.gazetteer_learner = lambda corpus, task, lines, base: \
-            learner if any(c in line for line in lines for c in ("clu[", "clu4[", "clu6[")) else None
+        clusters = cluster_map(args)
+        original = fitting.dictionary_learner
+        fitting.dictionary_learner = lambda corpus, task, lines, base, unknown="?", _=None: \
+            original(corpus, task, lines, base, unknown, clusters)
     seeds = [int(s) for s in args.seeds.split(",")]
     print(f"| variant | seeds | dev UPOS (mean) | per seed | best epochs | train s |{' test |' if args.test else ''}")
     print(f"|---|---|---|---|---|---|{'---|' if args.test else ''}")

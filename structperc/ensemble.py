@@ -23,8 +23,9 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from structperc.features.dictionary import jackknifed
-from structperc.features.gazetteer import Gazetteer, GazetteerLearner
+from structperc import fitting
+from structperc.features.clusters import ClusterMap
+from structperc.features.dictionary import parts as dictionary_parts
 from structperc.inputs import to_corpus
 from structperc.model.schema import masks
 from structperc.model.state_weights import feature_set
@@ -48,9 +49,10 @@ def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
     corpus = to_corpus(X, y, task, need_tags=True, reads=tagger.reads(gold=True),
                        token_columns=set(tagger.features_.columns),
                        dataset_columns=tagger.dataset_columns_)
-    if isinstance(tagger.dictionary_, Gazetteer):
-        learner = GazetteerLearner(corpus, task.token_column, task.tag_column, task.scheme)
-        corpus, _ = jackknifed(corpus, learner, tagger.folds, tagger.seed)
+    # the dictionary columns, learnt and jackknifed as fit did them (same folds, same seed; the same clusters)
+    clusters = next((p for p in dictionary_parts(tagger.dictionary_) if isinstance(p, ClusterMap)), None)
+    learner = fitting.dictionary_learner(corpus, task, tagger.template_lines_, None, tagger.unknown_tag, clusters)
+    corpus, _ = fitting.learnt_dictionary(corpus, learner, tagger.template_lines_, tagger.folds, tagger.seed)
     index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count)
     same = labels.labels == tagger.labels_ and len(index.keys) == len(tagger.features_.keys) and all(
         np.array_equal(a, b) for a, b in zip(index.keys, tagger.features_.keys))

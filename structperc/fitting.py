@@ -16,7 +16,11 @@ from typing import Any, Callable
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
+from structperc.features.ambiguity import AmbiguityClasses, AmbiguityLearner
+from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
+from structperc.features.clusters import ClusterLearner, ClusterMap, read_paths
+from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, combined, jackknifed
+from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.tagdict import TagDictionary
@@ -91,14 +95,32 @@ def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> floa
     return token_accuracy(gold, pred)
 
 
-def gazetteer_learner(corpus: Corpus, task: Task, template_lines: list[str],
-                      base: ColumnDictionary | None) -> DictionaryLearner | None:
-    """The learner of a tagger's dictionary: NER's gazetteer when its templates read it (or, when
-    training continues, when the model has one)."""
-    if isinstance(base, Gazetteer) or (base is None and task.gazetteer
-                                       and any(f"{GAZ_COLUMN}[" in line for line in template_lines)):
-        return GazetteerLearner(corpus, task.token_column, task.tag_column, task.scheme, base)
-    return None
+def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], base: ColumnDictionary | None,
+                       unknown_tag: str | None = "?", clusters: str | os.PathLike | ClusterMap | None = None) \
+        -> DictionaryLearner | None:
+    """The learner of a tagger's dictionaries, each when its templates read its columns (or, when
+    training continues, when the model ``base`` has one): NER's gazetteer, the ambiguity classes
+    (``amb``, ``lamb``), and word clusters from the ``clusters`` file (``clu*``); several at once are
+    one `Learners`."""
+    reads = template_columns(template_lines)
+    old = dictionary_parts(base)
+    learners: list[DictionaryLearner] = []
+    gazetteer = next((p for p in old if isinstance(p, Gazetteer)), None)
+    if gazetteer is not None or (base is None and task.gazetteer and GAZ_COLUMN in reads):
+        learners.append(GazetteerLearner(corpus, task.token_column, task.tag_column, task.scheme, gazetteer,
+                                         columns=reads))
+    classes = next((p for p in old if isinstance(p, AmbiguityClasses)), None)
+    if classes is not None or (base is None and set(AmbiguityClasses.columns) & reads):
+        learners.append(AmbiguityLearner(corpus, task.token_column, task.tag_column, unknown_tag, classes))
+    cluster_map = next((p for p in old if isinstance(p, ClusterMap)), None)
+    if cluster_map is None and clusters is not None:
+        cluster_map = clusters if isinstance(clusters, ClusterMap) else read_paths(clusters, word=task.token_column)
+    elif clusters is None and base is None and set(CLUSTER_COLUMNS) & reads:
+        raise InputError(f"the templates read word clusters ({', '.join(sorted(set(CLUSTER_COLUMNS) & reads))}): "
+                         "give a clusters file (--clusters FILE; 'structperc clusters' makes one)")
+    if cluster_map is not None:
+        learners.append(ClusterLearner(cluster_map))
+    return combined(learners)
 
 
 def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, template_lines: list[str],

@@ -116,15 +116,15 @@ class Tagger(Assessment):
             dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens", tags: str | None = None,
             features: dict[str, str] | None = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
-            resume: str | os.PathLike | None = None, workers: int = 1, mixing: str | None = None) -> "Tagger":
+            resume: str | os.PathLike | None = None, workers: int = 1, mixing: str | None = None,
+            clusters: str | os.PathLike | None = None) -> "Tagger":
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
         ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
         named, ``features`` maps more, e.g. ``{"pos": "pos_tags"}``. ``checkpoint_dir``/``resume``: save
-        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing.
-        """
-        settings = self.get_params()
-        task = params.task_for(settings)
+        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing;
+        ``clusters``: a word clusters file (`structperc.features.clusters`) for ``clu*`` templates."""
+        task = params.task_for(settings := self.get_params())
         params.check(settings, task)
         lines = resolve_template(self.template if self.template is not None else task.template)
         columns = {"tokens": tokens, "tags": tags or task.tag_column, "features": dict(features or {})}
@@ -133,8 +133,8 @@ class Tagger(Assessment):
                            unknown=self.unknown_tag)
         dev_corpus = to_corpus(dev, dev_y, task, need_tags=True, reads=reads, dataset_columns=columns,
                                unknown=self.unknown_tag) if dev is not None else None
-        return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns,
-                                fitting.gazetteer_learner(corpus, task, lines, None), callback,
+        learner = fitting.dictionary_learner(corpus, task, lines, None, self.unknown_tag, clusters)
+        return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns, learner, callback,
                                 checkpoint_dir, resume, progress, workers, mixing)
 
     def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task: Task, lines: list[str],
@@ -163,13 +163,13 @@ class Tagger(Assessment):
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
-        learner = fitting.gazetteer_learner(corpus, self.task_, self.template_lines_, self.dictionary_)
+        lines, unknown = self.template_lines_, self.unknown_tag
+        learner = fitting.dictionary_learner(corpus, self.task_, lines, self.dictionary_, unknown)
         if learner is not None:
             corpus, self.dictionary_ = jackknifed(corpus, learner, self.folds, self.seed)
             dev_corpus = self._annotated(dev_corpus) if dev_corpus is not None else None
-        result = fitting.continue_training(self.model_, corpus, dev_corpus,
-                                           epochs=epochs or self.task_.epochs, callback=callback,
-                                           progress=progress)
+        result = fitting.continue_training(self.model_, corpus, dev_corpus, epochs=epochs or self.task_.epochs,
+                                           callback=callback, progress=progress)
         self._keep(result)
         self.provenance_["sources"] = fitting.sources(X, corpus)
         return self

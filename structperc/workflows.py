@@ -43,7 +43,8 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
           tokens_column: str = "tokens", tags_column: str | None = None,
           callback: Callback | None = None, progress: Progress | None = None,
           checkpoint_dir: str | None = None, resume: str | None = None, plot: str | None = None,
-          workers: int = 1, mixing: str | None = None, **params: Any) -> tuple[Tagger, Path]:
+          workers: int = 1, mixing: str | None = None, clusters: str | None = None,
+          **params: Any) -> tuple[Tagger, Path]:
     """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``),
     save it to ``model_path`` and return it with the archive's path.
 
@@ -56,7 +57,8 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
 
     ``workers`` > 1 trains on that many shards at once, one process each, by iterative parameter
     mixing (``mixing``: see `structperc.train.mixing`): a different model from one worker's, the
-    same bytes again for the same seed and workers.
+    same bytes again for the same seed and workers. ``clusters``: a word clusters file for templates
+    reading ``clu*`` columns (`structperc.features.clusters`; saved in the model).
     """
     if lexicon and task != "cws":
         raise InputError("--lexicon is for --task cws")
@@ -68,7 +70,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     try:
         with writing_lock(model_path):
             model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
-                         callback, progress, checkpoint_dir, resume, params, workers, mixing)
+                         callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters)
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
@@ -86,9 +88,12 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
 def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: str | None,
          lexicon: str | None, tokens_column: str, tags_column: str | None, callback: Callback | None,
          progress: Progress | None, checkpoint_dir: str | None, resume: str | None,
-         params: dict[str, Any], workers: int = 1, mixing: str | None = None) -> Tagger:
+         params: dict[str, Any], workers: int = 1, mixing: str | None = None,
+         clusters: str | None = None) -> Tagger:
     given = {k: v for k, v in params.items() if v is not None}
     model: Tagger
+    if clusters is not None and (init_model or task == "cws"):
+        raise InputError("--clusters is for training a new tagger (not --init-model, not --task cws)")
     if init_model:
         if workers != 1:
             raise InputError("continued training (--init-model) runs on one worker: leave out --workers",
@@ -114,7 +119,8 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
     data, dev = (load_dataset(train_path), load_dataset(dev_path) if dev_path else None) \
         if is_dataset_spec(train_path) else (train_path, dev_path)
     return model.fit(data, dev=dev, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
-                     resume=resume, tokens=tokens_column, tags=tags_column, workers=workers, mixing=mixing)
+                     resume=resume, tokens=tokens_column, tags=tags_column, workers=workers, mixing=mixing,
+                     clusters=clusters)
 
 
 def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.PathLike | None = None,

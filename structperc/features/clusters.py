@@ -33,6 +33,8 @@ from structperc.io.text import open_text_lines
 CLUSTER_COLUMN = "clu"
 #: Path prefix lengths with a column each (``clu4`` …), the lengths of Koo et al. and Owoputi et al.
 PREFIX_LENGTHS = (4, 6, 10, 20)
+#: The columns of a map with the default prefixes.
+DEFAULT_COLUMNS = tuple(f"{CLUSTER_COLUMN}{n}" for n in PREFIX_LENGTHS) + (CLUSTER_COLUMN,)
 #: The value of every cluster column for a word the clusters do not know.
 UNKNOWN = "<unk>"
 
