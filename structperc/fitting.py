@@ -95,6 +95,10 @@ def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> floa
     return token_accuracy(gold, pred)
 
 
+#: The update rule's parameters (`structperc.train.perceptron.train_perceptron`) and their defaults.
+UPDATE_DEFAULTS = {"step": "perceptron", "margin": 0.0, "C": 1.0}
+
+
 def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], base: ColumnDictionary | None,
                        unknown_tag: str | None = "?", clusters: str | os.PathLike | ClusterMap | None = None) \
         -> DictionaryLearner | None:
@@ -233,6 +237,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                        "scheme": [task.model_scheme, task.constrained], "data": corpus_digest(corpus),
                        **({"feature_set": params["feature_set"]}
                           if params.get("feature_set", "all") != "all" else {}),
+                       **{k: params[k] for k, d in UPDATE_DEFAULTS.items() if params.get(k, d) != d},
                        **({"unknown_tag": unknown} if data.partial else {}), **scale}
     n_sentences, n_tokens = len(corpus), corpus.n_tokens
     if release:
@@ -350,7 +355,8 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
             save_checkpoint(checkpoint_dir, st, fingerprint or {})
     kwargs: dict[str, Any] = dict(mask=mask, end=end, epochs=epochs, seed=seed, dev_score=dev_score, dev_rows=dev_rows,
                   callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress,
-                  allowed=data.allowed, values=data.feats.values)
+                  allowed=data.allowed, values=data.feats.values,
+                  **{k: model["params"][k] for k in UPDATE_DEFAULTS if k in model["params"]})
     if scale:
         from structperc.train.mixing import train_mixed
 

@@ -9,6 +9,7 @@ from structperc.errors import InputError
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.state_weights import FEATURE_SETS
 from structperc.model.task import Task, get_task
+from structperc.train.perceptron import margin_hyperparameters
 
 
 def task_for(params: dict[str, Any]) -> Task:
@@ -37,6 +38,7 @@ def check(params: dict[str, Any], task: Task) -> None:
     if params["feature_set"] not in FEATURE_SETS:
         raise InputError(f"feature_set must be one of {', '.join(FEATURE_SETS)}, got "
                          f"{params['feature_set']!r}")
+    margin_hyperparameters(params.get("margin", 0.0), params.get("step", "perceptron"), params.get("C", 1.0))
     if not 0.0 <= float(params["dev_split"]) < 1.0:
         raise InputError(f"dev_split must be in [0, 1), got {params['dev_split']!r}")
     if task.metric == "span" and (task.scheme not in SPAN_SCHEMES

@@ -123,7 +123,7 @@ class Segmenter(Tagger):
     -------------------------
     template : str or list of str
         Template preset or lines (default ``"cws"``: characters, types, reduplication, dictionary).
-    epochs, seed, min_count, dev_split, feature_set
+    epochs, seed, min_count, dev_split, feature_set, step, margin, C
         As for `Tagger`.
     lexicon : str, path or iterable of str, optional
         Extra dictionary words (a file with one word per line, or a list).
@@ -150,14 +150,14 @@ class Segmenter(Tagger):
     def __init__(self, *, template: str | Sequence[str] = "cws", epochs: int | None = None,
                  seed: int = 0, min_count: int = 1, dev_split: float = 0.0,
                  lexicon: str | os.PathLike | Iterable[str] | None = None, folds: int = 10,
-                 feature_set: str = "all"):
+                 feature_set: str = "all", step: str = "perceptron", margin: float = 0.0, C: float = 1.0):
         super().__init__(task="cws", template=template, epochs=epochs, seed=seed, min_count=min_count,
-                         dev_split=dev_split, feature_set=feature_set, folds=folds)
+                         dev_split=dev_split, feature_set=feature_set, folds=folds, step=step, margin=margin, C=C)
         self.lexicon = lexicon
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("template", "epochs", "seed", "min_count", "dev_split",
-                                              "lexicon", "folds", "feature_set")}
+                                              "lexicon", "folds", "feature_set", "step", "margin", "C")}
 
     def _saved_params(self) -> dict:
         # the lexicon is saved as the dictionary; the model file keeps the `Tagger` parameter names

@@ -47,22 +47,22 @@ class Tagger(Assessment):
         A preset name (``"crfsuite"``, ``"chunk"``, …), a template file, or template lines.
     columns, tag_column : optional
         CoNLL column names, left to right (``_`` skips one); the one to predict (default: the last).
-    scheme, encoding : optional
-        The data's tag scheme; the span scheme the model learns in (span tasks: IOBES).
-    constrained : bool, optional
-        Forbid transitions the scheme does not allow, in training and decoding.
+    scheme, encoding, constrained : optional
+        The data's tag scheme; the span scheme the model learns in (span tasks: IOBES); forbid
+        transitions the scheme does not allow, in training and decoding.
     epochs, min_count, seed : int
         Passes; drop rarer attributes; the seed of the shuffling and dictionary folds.
     dev_split, refit
         Hold out this fraction of the training data to pick the epochs, then retrain on all of it.
     feature_set : {"all", "observed"}
         A state weight for every (attribute, label) pair, or (as CRFsuite) for the pairs seen.
-    folds : int
-        Jackknife folds of a learnt dictionary (`structperc.features.dictionary`).
-    unknown_tag : str or None
-        A training tag that means "unknown" (partial labels; ``None`` in tag lists means it too).
-    tag_dictionary : bool
-        Learn the tags seen with each frequent word and decode only among them (POS).
+    folds, unknown_tag, tag_dictionary
+        Jackknife folds of learnt dictionaries (`structperc.features.dictionary`); a training tag that
+        means "unknown" (partial labels; ``None`` in tag lists too); decode each frequent word only
+        among its training tags (POS).
+    step, margin, C
+        The update: ``"perceptron"`` (a step of 1) or ``"pa"`` (passive-aggressive, at most ``C``), after
+        decoding with ``margin`` added per wrong tag (`structperc.train.perceptron.train_perceptron`).
 
     Attributes
     ----------
@@ -71,9 +71,8 @@ class Tagger(Assessment):
     calibration_, tag_dictionary_
         The fitted temperature's record (or None), the decoding `TagDictionary` (or None).
 
-    Scores on gold data (`evaluate`, `score`) and inference beyond the best path (`predict_marginals`,
-    `predict_nbest`, `predict_proba_sequence`, `calibrate`) come from `structperc.assessment.Assessment`;
-    ``forced``/``allowed`` tags from `structperc.inference`.
+    Scores (`evaluate`, `score`) and inference beyond the best path (`predict_marginals`, `predict_nbest`,
+    `predict_proba_sequence`, `calibrate`): `structperc.assessment.Assessment`; constraints: `inference`.
 
     References
     ----------
@@ -97,12 +96,13 @@ class Tagger(Assessment):
                  scheme: str | None = None, constrained: bool | None = None,
                  encoding: str | None = None, epochs: int | None = None, min_count: int = 1,
                  seed: int = 0, dev_split: float = 0.0, refit: bool = True, feature_set: str = "all",
-                 folds: int = 10, unknown_tag: str | None = "?", tag_dictionary: bool = False):
+                 folds: int = 10, unknown_tag: str | None = "?", tag_dictionary: bool = False,
+                 step: str = "perceptron", margin: float = 0.0, C: float = 1.0):
         self.task, self.template, self.columns, self.tag_column = task, template, columns, tag_column
         self.scheme, self.constrained, self.encoding = scheme, constrained, encoding
         self.epochs, self.min_count, self.seed, self.dev_split = epochs, min_count, seed, dev_split
         self.refit, self.feature_set, self.folds, self.unknown_tag = refit, feature_set, folds, unknown_tag
-        self.tag_dictionary = tag_dictionary
+        self.tag_dictionary, self.step, self.margin, self.C = tag_dictionary, step, margin, C
 
     @classmethod
     def _param_names(cls) -> list[str]:

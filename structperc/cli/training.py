@@ -100,6 +100,14 @@ def _progress(epochs: int, quiet: bool):
               help="Train on N shards of the data at once, one process each (iterative parameter mixing, "
                    "McDonald et al. 2010). N > 1 gives a different model from N = 1, but the same model "
                    "again for the same N and --seed; its checkpoints resume with the same N.")
+@click.option("--step", type=click.Choice(["perceptron", "pa"]), default=None,
+              help="The update: the perceptron's step of 1, or passive-aggressive steps (PA-I, Crammer et al. "
+                   "2006: the smallest step that fixes the mistake, at most --pa-c) [default: perceptron].")
+@click.option("--margin", type=click.FloatRange(min=0.0), default=None,
+              help="Train with this margin per wrong tag (cost-augmented decoding: the structured margin "
+                   "perceptron) [default: 0].")
+@click.option("--pa-c", "C", type=click.FloatRange(min=0.0, min_open=True), default=None,
+              help="The largest passive-aggressive step (with --step pa) [default: 1].")
 @click.option("--clusters", "clusters", metavar="FILE",
               help="Word clusters ('structperc clusters', or wcluster's paths file) for templates reading "
                    "clu4, clu6, clu10, clu20 or clu (cluster-path prefixes); saved in the model.")
@@ -109,7 +117,8 @@ def _progress(epochs: int, quiet: bool):
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
-          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, clusters, mixing, quiet):
+          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, clusters, mixing,
+          quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import workflows
@@ -126,7 +135,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         template=template,
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
-        feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag)
+        feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag, step=step, margin=margin,
+        C=C)
     if not quiet:
         extra = f", best epoch {model.best_epoch_}" if (dev_path or dev_split) else ""
         c = getattr(model, "calibration_", None)

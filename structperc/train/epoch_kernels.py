@@ -12,6 +12,12 @@ makes a token's state score Σ_k V[i, k]·W[X[i, k], y] and an update add ±V[i,
 resolved *by that type* at compile time to the constant 1.0: the multiplications fold away
 (x·1.0 = x exactly, so LLVM removes them), and the all-ones epoch is the code it was before values
 existed, with the same results bit for bit.
+
+The structured margin perceptron and passive-aggressive steps (`train_epoch_margin`) are a variant
+of the same kind: ``H`` is a hyperparameter vector there and None in the default epochs, and
+`margin_on` answers by that type at compile time, so the default epochs carry none of the variant's
+code (checked on the machine code of `train_epoch`: the same instructions as before the variant
+existed, but for one store of the None placeholder and the order of two status compares).
 """
 from __future__ import annotations
 
@@ -33,7 +39,19 @@ AOT_EXPORTS = {
     "train_epoch_valued": "UniTuple(i8, 4)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
                           "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
                           "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1], f4[:, ::1])",
+    "train_epoch_margin": "UniTuple(i8, 4)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
+                          "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
+                          "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1], f8[::1])",
+    "train_epoch_margin_valued": "UniTuple(i8, 4)(i8[::1], i8[::1], i4[:, ::1], i4[:, ::1], i4[::1], i8[::1], "
+                                 "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
+                                 "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1], f4[:, ::1], "
+                                 "f8[::1])",
 }
+
+#: Layout of the margin epoch's hyperparameter vector ``H`` (float64): the margin ρ, the step rule
+#: (`STEP_PERCEPTRON` or `STEP_PA`) and PA-I's aggressiveness C.
+H_MARGIN, H_STEP, H_C = 0, 1, 2
+STEP_PERCEPTRON, STEP_PA = 0.0, 1.0
 
 
 def state_value(V, i, k):
@@ -51,6 +69,37 @@ def _state_value(V, i, k):
         return lambda V, i, k: 1.0
     if isinstance(V, types.Array) and V.ndim == 2:
         return lambda V, i, k: np.float64(V[i, k])
+    return None
+
+
+def margin_on(H):
+    """Whether the epoch is the margin/passive-aggressive variant: ``H`` a hyperparameter vector (see
+    `H_MARGIN`) rather than None. Compiled, the answer is a constant of ``H``'s type (see
+    `_margin_on`): the default epochs (``H`` None) carry none of the variant's code, whose branches
+    LLVM removes."""
+    return H is not None
+
+
+@overload(margin_on, inline="always")
+def _margin_on(H):
+    if isinstance(H, types.NoneType):
+        return lambda H: False
+    if isinstance(H, types.Array):
+        return lambda H: True
+    return None
+
+
+def hyper(H, k):
+    """Hyperparameter ``k`` of ``H`` (0.0 for None: never read there, but it must type)."""
+    return 0.0 if H is None else float(H[k])
+
+
+@overload(hyper, inline="always")
+def _hyper(H, k):
+    if isinstance(H, types.NoneType):
+        return lambda H, k: 0.0
+    if isinstance(H, types.Array):
+        return lambda H, k: np.float64(H[k])
     return None
 
 
@@ -270,6 +319,127 @@ def prefetch_weights(X, a, b, ptr, lab, W, L):
 
 
 @njit(cache=True, nogil=True)
+def add_cost(state, gold, T, rho):
+    """Cost-augmented scores: ``rho`` added to every label but the gold one at each of the first
+    ``T`` positions, so that Viterbi finds argmax s(y') + ρ·Hamming(y, y') (Taskar et al. 2003's
+    loss-augmented inference; the Hamming loss decomposes over positions)."""
+    L = state.shape[1]
+    for t in range(T):
+        g = gold[t]
+        for y in range(L):
+            if y != g:
+                state[t, y] += rho
+
+
+@njit(cache=True, nogil=True)
+def path_difference(state, trans, per_token, end, gold, path, T):
+    """``s(path) − s(gold)`` on the lattice ``state``/``trans``/``end`` (summed over the positions
+    where the paths differ, t ascending: the rest cancels) and their Hamming distance."""
+    L = state.shape[1]
+    d = 0.0
+    h = 0
+    for t in range(T):
+        g = gold[t]
+        p = path[t]
+        g_prev = L if t == 0 else gold[t - 1]
+        p_prev = L if t == 0 else path[t - 1]
+        ti = t if per_token else 0
+        if g != p:
+            h += 1
+            d += state[t, p] - state[t, g]
+        if g != p or g_prev != p_prev:
+            d += trans[ti, p_prev, p] - trans[ti, g_prev, g]
+    d += end[path[T - 1]] - end[gold[T - 1]]
+    return d, h
+
+
+@njit(cache=True, nogil=True)
+def delta_norm2(X, XT, a, gold, path, T, ptr, lab, act, full, L, V):
+    """‖φ(x, gold) − φ(x, path)‖², exactly: the signed occurrences of every feature the update
+    touches (state pairs of the feature set with their values, transitions, conditioned transitions)
+    are summed per feature (a stable sort by feature, so the order of each sum is the order of
+    occurrence), then squared and added. Occurrences of one feature at several positions add up or
+    cancel, as in CRFsuite's ``delta_finalize``."""
+    KX = X.shape[1]
+    KT = XT.shape[1]
+    nnz = lab.shape[0]
+    base_t = nnz
+    base_c = nnz + (L + 1) * L
+    keys = np.empty(2 * T * (KX + 1 + KT), dtype=np.int64)
+    vals = np.empty(2 * T * (KX + 1 + KT))
+    n = 0
+    for t in range(T):
+        g = gold[t]
+        p = path[t]
+        g_prev = L if t == 0 else gold[t - 1]
+        p_prev = L if t == 0 else path[t - 1]
+        row = a + t
+        if g != p:
+            for k in range(KX):
+                at = X[row, k]
+                if at >= 0:
+                    v = state_value(V, row, k)
+                    j = find_pair(ptr, lab, act, full, at, g, L)
+                    if j >= 0:
+                        keys[n] = j
+                        vals[n] = v
+                        n += 1
+                    j = find_pair(ptr, lab, act, full, at, p, L)
+                    if j >= 0:
+                        keys[n] = j
+                        vals[n] = -v
+                        n += 1
+        if g != p or g_prev != p_prev:
+            keys[n] = base_t + g_prev * L + g
+            vals[n] = 1.0
+            keys[n + 1] = base_t + p_prev * L + p
+            vals[n + 1] = -1.0
+            n += 2
+            for k in range(KT):
+                at = XT[row, k]
+                if at >= 0:
+                    keys[n] = base_c + (np.int64(at) * (L + 1) + g_prev) * L + g
+                    vals[n] = 1.0
+                    keys[n + 1] = base_c + (np.int64(at) * (L + 1) + p_prev) * L + p
+                    vals[n + 1] = -1.0
+                    n += 2
+    order = np.argsort(keys[:n], kind="mergesort")
+    total = 0.0
+    i = 0
+    while i < n:
+        key = keys[order[i]]
+        acc = 0.0
+        while i < n and keys[order[i]] == key:
+            acc += vals[order[i]]
+            i += 1
+        total += acc * acc
+    return total
+
+
+@njit(cache=True, nogil=True)
+def pa_step(state, trans, per_token, end, gold, path, T, rho, C, X, XT, a, ptr, lab, act, full, V):
+    """PA-I's step (Crammer et al. 2006): τ = min(C, ℓ / ‖Δφ‖²), on the lattice Viterbi saw.
+
+    The loss ℓ = s(ŷ) − s(y) + cost(y, ŷ): with a margin ρ > 0 the cost is ρ·Hamming, and ŷ is the
+    cost-augmented best path, so ℓ is the structured hinge loss (margin rescaling) and the step is
+    the max-loss update (1-best MIRA); with ρ = 0 the cost is √Hamming and ŷ the plain best path:
+    CRFsuite's ``pa`` (``type=1``, ``error_sensitive=1``) exactly. A loss that is not finite (a gold
+    path through a forbidden transition) takes the step C."""
+    L = state.shape[1]
+    d, h = path_difference(state, trans, per_token, end, gold, path, T)
+    loss = d if rho != 0.0 else d + np.sqrt(np.float64(h))
+    if not loss < np.inf:  # +inf, or NaN
+        return C
+    if loss <= 0.0:
+        return 0.0
+    norm2 = delta_norm2(X, XT, a, gold, path, T, ptr, lab, act, full, L, V)
+    if norm2 <= 0.0:
+        return C
+    tau = loss / norm2
+    return C if tau > C else tau
+
+
+@njit(cache=True, nogil=True)
 def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len):
     """One pass of the averaged structured perceptron (Collins 2002) over ``order``.
 
@@ -285,7 +455,7 @@ def train_epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, 
     """
     m, e, c, _ = _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
                         max_len, np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8),
-                        np.zeros(0, dtype=np.float32))
+                        np.zeros(0, dtype=np.float32), None)
     return m, e, c
 
 
@@ -313,7 +483,7 @@ def train_epoch_partial(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, 
     E. R. Fernandes and U. Brefeld. Learning from partially annotated sequences. ECML PKDD 2011.
     """
     return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
-                  allowed, partial, np.zeros(0, dtype=np.float32))
+                  allowed, partial, np.zeros(0, dtype=np.float32), None)
 
 
 @njit(cache=True, nogil=True)
@@ -332,15 +502,59 @@ def train_epoch_valued(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, W
         As `train_epoch_partial`.
     """
     return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
-                  allowed, partial, V)
+                  allowed, partial, V, None)
+
+
+@njit(cache=True, nogil=True)
+def train_epoch_margin(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
+                       max_len, allowed, partial, H):
+    """`train_epoch_partial` as the structured margin perceptron and/or with passive-aggressive steps.
+
+    ``H`` (float64: ``H[H_MARGIN]`` = ρ, ``H[H_STEP]`` = `STEP_PERCEPTRON` or `STEP_PA`,
+    ``H[H_C]`` = C). Training decodes the cost-augmented best path ŷ = argmax s(y') + ρ·Hamming(y, y')
+    (ρ added to every non-gold label's score at every position) and updates whenever ŷ ≠ y, i.e.
+    whenever the gold path does not beat every other path y' by ρ·Hamming(y, y') (strictly: ties go
+    to the lowest label ids, as in `viterbi`). The update is τ·(φ(x, y) − φ(x, ŷ)), its averaging sums
+    c·τ·Δ, with τ = 1 (the perceptron) or PA-I's τ = min(C, ℓ / ‖Δφ‖²) (see `pa_step` for ℓ). With
+    ρ = 0 and τ = 1 it is `train_epoch_partial`, bit for bit. For a partially labelled sentence the
+    cost is measured against ŷ_c (the best path agreeing with its known tags, found on the scores
+    before the cost is added). An empty ``partial`` trains every sentence on its gold labels.
+
+    Returns
+    -------
+    (int, int, int, int)
+        As `train_epoch_partial`: a mistake is an update, ŷ ≠ y for the cost-augmented ŷ (with PA
+        steps, and a positive loss: a PA step of 0 is passive), its token errors the Hamming
+        distance.
+
+    References
+    ----------
+    B. Taskar, C. Guestrin and D. Koller. Max-margin Markov networks. NIPS 2003.
+    M. Collins and B. Roark. Incremental parsing with the perceptron algorithm. ACL 2004.
+    R. McDonald, K. Crammer and F. Pereira. Online large-margin training of dependency parsers. ACL 2005.
+    K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz and Y. Singer. Online passive-aggressive
+    algorithms. JMLR 7:551-585, 2006.
+    """
+    return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
+                  allowed, partial, np.zeros(0, dtype=np.float32), H)
+
+
+@njit(cache=True, nogil=True)
+def train_epoch_margin_valued(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c,
+                              max_len, allowed, partial, V, H):
+    """`train_epoch_margin` with attribute values ``V`` (as `train_epoch_valued`; ‖Δφ‖² counts each
+    state occurrence with its value)."""
+    return _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
+                  allowed, partial, V, H)
 
 
 @njit(cache=True, nogil=True)
 def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask, end, c, max_len,
-           allowed, partial, V):
-    """The epoch of `train_epoch`, `train_epoch_partial` (empty ``partial``: every tag known) and
+           allowed, partial, V, H):
+    """The epoch of `train_epoch`, `train_epoch_partial` (empty ``partial``: every tag known),
     `train_epoch_valued` (``V`` 2-d; the 1-d placeholder compiles to the all-ones epoch, see
-    `state_value`)."""
+    `state_value`) and the margin variants (``H`` an array; None compiles to the epoch without the
+    variant's code, see `margin_on`)."""
     L = Wt.shape[1]
     full = act.shape[0] == 0  # no activity marks: the "all" feature set
     state = np.empty((max_len, L))
@@ -375,21 +589,40 @@ def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask,
             c += 1
             continue
         sentence_scores(X, XT, a, b, ptr, lab, W, Wt, Wc, mask, state, trans, V)
-        viterbi_into(state, trans, per_token, end, path, T, delta, back)
-        if any_partial and partial[s]:
-            if constrained_viterbi_into(state, trans, per_token, end, allowed, a, gold, T, delta, back,
-                                        cstate) == -np.inf:
-                skipped += 1
-                c += 1
-                continue
+        if margin_on(H):  # the gold path first: the cost is measured against it
+            if any_partial and partial[s]:
+                if constrained_viterbi_into(state, trans, per_token, end, allowed, a, gold, T, delta, back,
+                                            cstate) == -np.inf:
+                    skipped += 1
+                    c += 1
+                    continue
+            else:
+                for t in range(T):
+                    gold[t] = y[a + t]
+            if hyper(H, H_MARGIN) != 0.0:
+                add_cost(state, gold, T, hyper(H, H_MARGIN))
+            viterbi_into(state, trans, per_token, end, path, T, delta, back)
         else:
-            for t in range(T):
-                gold[t] = y[a + t]
+            viterbi_into(state, trans, per_token, end, path, T, delta, back)
+            if any_partial and partial[s]:
+                if constrained_viterbi_into(state, trans, per_token, end, allowed, a, gold, T, delta, back,
+                                            cstate) == -np.inf:
+                    skipped += 1
+                    c += 1
+                    continue
+            else:
+                for t in range(T):
+                    gold[t] = y[a + t]
         wrong = False
         for t in range(T):
             if path[t] != gold[t]:
                 wrong = True
                 break
+        step = 1.0
+        if wrong and margin_on(H) and hyper(H, H_STEP) == STEP_PA:
+            step = pa_step(state, trans, per_token, end, gold, path, T, hyper(H, H_MARGIN), hyper(H, H_C),
+                           X, XT, a, ptr, lab, act, full, V)
+            wrong = step > 0.0  # no loss (a tie with the margin met exactly): passive, not a mistake
         if wrong:
             mistakes += 1
             cf = float(c)
@@ -401,9 +634,9 @@ def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask,
                 if g != p:
                     token_errors += 1
                 if g != p or g_prev != p_prev:
-                    _add(X, XT, a + t, g_prev, g, 1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
+                    _add(X, XT, a + t, g_prev, g, step, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
                          g != p, V)
-                    _add(X, XT, a + t, p_prev, p, -1.0, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
+                    _add(X, XT, a + t, p_prev, p, -step, cf, ptr, lab, act, full, W, U, Wt, Ut, Wc, Uc,
                          g != p, V)
         c += 1
     return mistakes, token_errors, c, skipped
@@ -432,3 +665,16 @@ def warm_up() -> None:
                        np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
                        np.zeros((2, 1)), np.zeros(1), 0, 1, np.zeros((0, 1), np.uint8),
                        np.zeros(0, np.uint8), np.ones((1, 1), np.float32))
+    hp = np.array([1.0, STEP_PA, 1.0])
+    train_epoch_margin(np.zeros(1, i64), np.array([0, 1], i64), X, XT, np.zeros(1, i32),
+                       np.array([0, 1], i64), np.zeros(1, np.int16), np.zeros(0, np.uint8),
+                       np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
+                       np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
+                       np.zeros((2, 1)), np.zeros(1), 0, 1, np.zeros((0, 1), np.uint8),
+                       np.zeros(0, np.uint8), hp)
+    train_epoch_margin_valued(np.zeros(1, i64), np.array([0, 1], i64), X, XT, np.zeros(1, i32),
+                              np.array([0, 1], i64), np.zeros(1, np.int16), np.zeros(0, np.uint8),
+                              np.zeros(1, np.float32), np.zeros(1), np.zeros((2, 1), np.float32),
+                              np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
+                              np.zeros((2, 1)), np.zeros(1), 0, 1, np.zeros((0, 1), np.uint8),
+                              np.zeros(0, np.uint8), np.ones((1, 1), np.float32), hp)

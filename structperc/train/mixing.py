@@ -72,7 +72,7 @@ from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
 from structperc.train.perceptron import (EpochInputs, EpochReport, PerceptronState, _result, end_of_epoch,
-                                         epoch_inputs, run_epoch)
+                                         epoch_inputs, margin_hyperparameters, run_epoch)
 
 MIXINGS = ("uniform", "mistakes")
 DEFAULT_MIXING = "uniform"
@@ -376,6 +376,9 @@ def train_mixed(
     progress: Callable[[int, int], None] | None = None,
     allowed: np.ndarray | None = None,
     values: np.ndarray | None = None,
+    margin: float = 0.0,
+    step: str = "perceptron",
+    C: float = 1.0,
     processes: bool = True,
     start_method: str | None = None,
     sparse: bool = False,
@@ -395,7 +398,7 @@ def train_mixed(
     """
     if mixing not in MIXINGS:
         raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
-    inputs = epoch_inputs(feats, y, state, mask, end, allowed, values)
+    inputs = epoch_inputs(feats, y, state, mask, end, allowed, values, margin_hyperparameters(margin, step, C))
     mask, end = inputs.mask, inputs.end
     parts = make_shards(inputs, shards, seed, shuffle) if isinstance(shards, int) else shards
     if processes:

@@ -194,7 +194,8 @@ def check_kernel_inputs(X: np.ndarray, XT: np.ndarray, y: np.ndarray, ptr: np.nd
 
 def _epoch_kernel(name: str = "train_epoch"):
     """The compiled training epoch (``train_epoch``, ``train_epoch_partial`` for data with unknown
-    tags, ``train_epoch_valued`` for attribute values): the ahead-of-time build, else numba's JIT
+    tags, ``train_epoch_valued`` for attribute values, ``train_epoch_margin`` and
+    ``train_epoch_margin_valued`` for the margin perceptron and PA steps): the ahead-of-time build, else numba's JIT
     (compiled, or loaded from its cache, here, so that the first timed epoch measures training and
     not compilation)."""
     from structperc.compiled import loader
@@ -221,6 +222,30 @@ def check_values(values: np.ndarray | None, X: np.ndarray) -> np.ndarray | None:
     if (v == 1).all():
         return None
     return v
+
+
+#: The step rules of `train_perceptron`'s ``step``.
+STEPS = ("perceptron", "pa")
+
+
+def margin_hyperparameters(margin: float, step: str, C: float) -> np.ndarray | None:
+    """The margin epoch's hyperparameter vector (see `structperc.train.epoch_kernels.H_MARGIN`), or
+    None for margin 0 with perceptron steps: the default epoch then runs, unchanged.
+
+    Raises `InputError` for a margin that is negative or not finite, an unknown step rule, or a C
+    that is not positive and finite."""
+    if step not in STEPS:
+        raise InputError(f"unknown step rule {step!r} (expected one of {', '.join(STEPS)})")
+    margin, C = float(margin), float(C)
+    if not (np.isfinite(margin) and margin >= 0):
+        raise InputError(f"the margin must be a finite number >= 0, not {margin}")
+    if not (np.isfinite(C) and C > 0):
+        raise InputError(f"C (the passive-aggressive step's bound) must be a finite number > 0, not {C}")
+    if margin == 0 and step == "perceptron":
+        return None
+    # the layout of epoch_kernels.H_MARGIN, H_STEP, H_C and its STEP_PA (1) / STEP_PERCEPTRON (0); not
+    # imported from there: that would load numba where the ahead-of-time build runs without it
+    return np.array([margin, 1.0 if step == "pa" else 0.0, C], dtype=np.float64)
 
 
 def partial_sentences(allowed: np.ndarray, y: np.ndarray, ptr: np.ndarray) -> np.ndarray:
@@ -268,6 +293,9 @@ def train_perceptron(
     progress: Callable[[int, int], None] | None = None,
     allowed: np.ndarray | None = None,
     values: np.ndarray | None = None,
+    margin: float = 0.0,
+    step: str = "perceptron",
+    C: float = 1.0,
 ) -> tuple[Weights, int]:
     """Train (or continue training) until ``state.epoch == epochs``.
 
@@ -305,6 +333,14 @@ def train_perceptron(
         `structperc.train.epoch_kernels.train_epoch_valued`); a value is ignored where its id is
         -1 (but must be finite everywhere). None, or every value 1, runs the all-ones epoch (the
         same weights, bit for bit). Works with ``allowed``.
+    margin, step, C
+        The structured margin perceptron and passive-aggressive steps (see
+        `structperc.train.epoch_kernels.train_epoch_margin`): training decodes the cost-augmented
+        best path argmax s(y') + ``margin``·Hamming(y, y') and updates whenever it is not the gold
+        path; ``step="perceptron"`` moves by 1, ``step="pa"`` by PA-I's τ = min(``C``, ℓ / ‖Δφ‖²)
+        (ℓ = s(ŷ) − s(y) + ``margin``·Hamming, or + √Hamming when ``margin`` is 0: CRFsuite's ``pa``).
+        The defaults (0, "perceptron") run the default epoch, unchanged. Works with ``allowed`` and
+        ``values``.
 
     Returns
     -------
@@ -319,8 +355,11 @@ def train_perceptron(
     X. Sun, T. Matsuzaki, D. Okanohara and J. Tsujii. Latent variable perceptron algorithm for
     structured classification. IJCAI 2009 (unknown tags, ``allowed``).
     E. R. Fernandes and U. Brefeld. Learning from partially annotated sequences. ECML PKDD 2011.
+    B. Taskar, C. Guestrin and D. Koller. Max-margin Markov networks. NIPS 2003 (``margin``).
+    K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz and Y. Singer. Online passive-aggressive
+    algorithms. JMLR 7:551-585, 2006 (``step="pa"``).
     """
-    inputs = epoch_inputs(feats, y, state, mask, end, allowed, values)
+    inputs = epoch_inputs(feats, y, state, mask, end, allowed, values, margin_hyperparameters(margin, step, C))
     mask, end = inputs.mask, inputs.end
     n_sent = inputs.n_sent
     step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
@@ -355,6 +394,7 @@ class EpochInputs:
     allowed: np.ndarray | None = None  # uint8 (n_tokens, L), or (0, 1) for the valued epoch
     partial: np.ndarray | None = None  # uint8 per sentence, or empty for the valued epoch
     V: np.ndarray | None = None
+    H: np.ndarray | None = None  # the margin epoch's hyperparameters (`margin_hyperparameters`)
 
     @property
     def n_sent(self) -> int:
@@ -372,7 +412,7 @@ class EpochInputs:
         """The kernel's arguments after ``max_len``."""
         if self.partial is None:
             return ()
-        return (self.allowed, self.partial) + (() if self.V is None else (self.V,))
+        return (self.allowed, self.partial) + tuple(a for a in (self.V, self.H) if a is not None)
 
     def select(self, a: int, b: int) -> "EpochInputs":
         """Sentences ``a:b`` (views; offsets renumbered from 0): one shard of `structperc.train.mixing`."""
@@ -382,11 +422,12 @@ class EpochInputs:
         return EpochInputs(self.X[rows], self.XT[rows], self.y[rows], self.ptr[a:b + 1] - lo, self.mask, self.end,
                            self.kernel, self.allowed[rows] if per_token else self.allowed,
                            self.partial[a:b] if self.partial is not None and len(self.partial) else self.partial,
-                           None if self.V is None else self.V[rows])
+                           None if self.V is None else self.V[rows], self.H)
 
 
 def epoch_inputs(feats: Features, y: np.ndarray, state: PerceptronState, mask: np.ndarray, end: np.ndarray,
-                 allowed: np.ndarray | None = None, values: np.ndarray | None = None) -> EpochInputs:
+                 allowed: np.ndarray | None = None, values: np.ndarray | None = None,
+                 H: np.ndarray | None = None) -> EpochInputs:
     """Check the training arrays against ``state`` and choose the compiled epoch (see
     `train_perceptron` for ``allowed`` and ``values``)."""
     c = np.ascontiguousarray  # the dtypes the compiled epoch was built for
@@ -404,10 +445,12 @@ def epoch_inputs(feats: Features, y: np.ndarray, state: PerceptronState, mask: n
             allowed = c(allowed, dtype=bool).view(np.uint8)
         else:
             partial = None  # every sentence fully labelled: the fully labelled epoch, exactly
-    if V is not None:
-        if partial is None:  # the valued epoch with no partial sentence: every tag is gold
+    if V is not None or H is not None:
+        if partial is None:  # the valued/margin epoch with no partial sentence: every tag is gold
             allowed, partial = np.zeros((0, 1), dtype=np.uint8), np.zeros(0, dtype=np.uint8)
-        return EpochInputs(X, XT, y, ptr, mask, end, "train_epoch_valued", allowed, partial, V)
+        kernel = "train_epoch_valued" if H is None else "train_epoch_margin" if V is None else \
+            "train_epoch_margin_valued"
+        return EpochInputs(X, XT, y, ptr, mask, end, kernel, allowed, partial, V, H)
     if partial is None:
         return EpochInputs(X, XT, y, ptr, mask, end)
     return EpochInputs(X, XT, y, ptr, mask, end, "train_epoch_partial", allowed, partial)

@@ -1,5 +1,6 @@
 """The averaged structured perceptron's epoch written the obvious way on dense numpy weights: the one
-reference the compiled epochs are tested against (full labels, attribute values, partial labels)."""
+reference the compiled epochs are tested against (full labels, attribute values, partial labels, the
+margin perceptron and passive-aggressive steps)."""
 from __future__ import annotations
 
 import numpy as np
@@ -26,14 +27,73 @@ def reference_viterbi(state, trans, end):
     return path, float((delta[-1] + end)[path[-1]])
 
 
+def _store(A, index, value):
+    """``A[index] += value`` computed in float64 and stored in ``A``'s dtype (as compiled code does
+    for float32 weights; numpy would compute a float32 array plus a Python float in float32)."""
+    A[index] = A.dtype.type(float(A[index]) + value)
+
+
+def reference_pa_step(state, trans, end, gold, path, X, XT, V, pairs, a, margin, C):
+    """PA-I's τ = min(C, ℓ / ‖Δφ‖²), ℓ = s(ŷ) − s(y) + margin·Hamming (ŷ cost-augmented, so ``state``
+    already holds the cost and the difference includes it) or + √Hamming when the margin is 0;
+    ‖Δφ‖² sums each feature's signed occurrences before squaring (features keyed in the compiled
+    layout's order: state pairs, then transitions, then conditioned transitions)."""
+    T, L = state.shape
+    A = pairs.shape[0]
+
+    def tr(t):
+        return trans[t if trans.shape[0] == T else 0]
+    d, h = 0.0, 0
+    occurrences: dict[int, list[float]] = {}
+    for t in range(T):
+        g, p = int(gold[t]), int(path[t])
+        gp = L if t == 0 else int(gold[t - 1])
+        pp = L if t == 0 else int(path[t - 1])
+        if g != p:
+            h += 1
+            d += state[t, p] - state[t, g]
+            for at, v in zip(X[a + t], V[a + t]):
+                if at >= 0:
+                    for label, sign in ((g, 1.0), (p, -1.0)):
+                        if pairs[at, label]:
+                            occurrences.setdefault(int(at) * L + label, []).append(sign * float(v))
+        if g != p or gp != pp:
+            d += tr(t)[pp, p] - tr(t)[gp, g]
+            for label, prev, sign in ((g, gp, 1.0), (p, pp, -1.0)):
+                occurrences.setdefault(A * L + prev * L + label, []).append(sign)
+            for at in XT[a + t]:
+                if at >= 0:
+                    for label, prev, sign in ((g, gp, 1.0), (p, pp, -1.0)):
+                        key = A * L + (L + 1) * L + (int(at) * (L + 1) + prev) * L + label
+                        occurrences.setdefault(key, []).append(sign)
+    d += end[path[-1]] - end[gold[-1]]
+    loss = d if margin != 0 else d + np.sqrt(h)
+    if not loss < np.inf:
+        return C
+    if loss <= 0:
+        return 0.0
+    norm2 = 0.0
+    for key in sorted(occurrences):
+        acc = 0.0
+        for v in occurrences[key]:
+            acc += v
+        norm2 += acc * acc
+    if norm2 <= 0:
+        return C
+    return min(C, loss / norm2)
+
+
 def reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask, end, c, *,
-                    values=None, allowed=None, partial=None):
+                    values=None, allowed=None, partial=None, margin=0.0, step="perceptron", C=1.0):
     """One epoch of Collins' averaged perceptron; returns (mistakes, token errors, c, skipped).
 
     ``pairs`` (A, L) bool: the (attribute, label) weights that exist (the feature set). ``values``
     (n_tokens, K): each state attribute's value (score v·w, update ±v). ``allowed``/``partial``: the
     latent perceptron's allowed labels per token and the sentences it fills (the best agreeing path
-    is the gold one; a sentence with none is skipped)."""
+    is the gold one; a sentence with none is skipped). ``margin``: Viterbi on the scores plus
+    ``margin`` for every non-gold label (cost-augmented decoding); ``step="pa"``: updates of size
+    `reference_pa_step` instead of 1. Weights may be float32 (stored as the compiled epoch stores
+    them) or float64."""
     L = Wt.shape[1]
     mistakes = token_errors = skipped = 0
     V = np.ones(X.shape) if values is None else values
@@ -48,12 +108,11 @@ def reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask
         for t in range(T):
             for at, v in zip(X[a + t], V[a + t]):
                 if at >= 0:
-                    state[t] += float(v) * W[at]
+                    state[t] += float(v) * W[at].astype(np.float64)
             trans[t] = Wt + mask
             for at in XT[a + t]:
                 if at >= 0:
                     trans[t] += Wc[at]
-        path, _ = reference_viterbi(state, trans, end)
         if partial is not None and partial[s]:
             gold, score = reference_viterbi(np.where(allowed[a:b].astype(bool), state, -np.inf), trans, end)
             if score == -np.inf:
@@ -62,7 +121,18 @@ def reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask
                 continue
         else:
             gold = y[a:b]
-        if (path != gold).any():
+        if margin:
+            for t in range(T):
+                for label in range(L):
+                    if label != gold[t]:
+                        state[t, label] += margin
+        path, _ = reference_viterbi(state, trans, end)
+        wrong = bool((path != gold).any())
+        tau = 1.0
+        if wrong and step == "pa":
+            tau = reference_pa_step(state, trans, end, gold, path, X, XT, V, pairs, a, margin, C)
+            wrong = tau > 0  # passive: no loss, no mistake
+        if wrong:
             mistakes += 1
             for t in range(T):
                 g, p = gold[t], path[t]
@@ -71,17 +141,18 @@ def reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask
                 token_errors += int(g != p)
                 if g == p and gp == pp:
                     continue
-                for label, prev, sign in ((g, gp, 1.0), (p, pp, -1.0)):
+                for label, prev, sign in ((g, gp, tau), (p, pp, -tau)):
                     if g != p:
                         for at, v in zip(X[a + t], V[a + t]):
                             if at >= 0 and pairs[at, label]:
-                                W[at, label] += sign * float(v)
-                                U[at, label] += c * sign * float(v)
-                    Wt[prev, label] += sign
-                    Ut[prev, label] += c * sign
+                                dv = sign * float(v)
+                                _store(W, (at, label), dv)
+                                _store(U, (at, label), c * dv)
+                    _store(Wt, (prev, label), sign)
+                    _store(Ut, (prev, label), c * sign)
                     for at in XT[a + t]:
                         if at >= 0:
-                            Wc[at, prev, label] += sign
-                            Uc[at, prev, label] += c * sign
+                            _store(Wc, (at, prev, label), sign)
+                            _store(Uc, (at, prev, label), c * sign)
         c += 1
     return mistakes, token_errors, c, skipped
