@@ -82,7 +82,8 @@ def test_ud_ewt_upos_floor():
                               "en_ewt-ud-test.conllu")
     tagger = Tagger.train(str(train), task="pos", epochs=19, seed=0)  # 19: best on the dev file
     acc = tagger.score(str(test))
-    assert acc >= 0.950, f"UD EWT UPOS accuracy {acc:.4f} < 0.950"  # measured 0.9504
+    # measured 0.9545 with the ambiguity classes of #20 (0.9504 before them)
+    assert acc >= 0.953, f"UD EWT UPOS accuracy {acc:.4f} < 0.953"
 
 
 @pytest.mark.corpus
@@ -92,8 +93,8 @@ def test_conll2002_spanish_ner_floor():
     # templates were chosen on esp.testa too, never on esp.testb
     tagger = Tagger.train(str(train), task="ner", epochs=8, seed=0)
     f1 = tagger.score(str(test))
-    # measured 0.8049 (esp.testa 0.7797); the earlier preset gave 0.7969 at 7 epochs
-    assert f1 >= 0.800, f"CoNLL-2002 esp.testb F1 {f1:.4f} < 0.800"
+    # measured 0.8105 (esp.testa 0.7909) with #20's block folds and gazt column; 0.8049 before them
+    assert f1 >= 0.808, f"CoNLL-2002 esp.testb F1 {f1:.4f} < 0.808"
 
 
 @pytest.mark.corpus
@@ -102,5 +103,6 @@ def test_conll2002_dutch_ner_floor():
     # 13 epochs: the best mean ned.testa F1 of the ner preset over seeds 0-3 (77.52)
     tagger = Tagger.train(str(train), task="ner", epochs=13, seed=0)
     f1 = tagger.score(str(test))
-    # measured 0.8126 (ned.testa 0.7780); the earlier preset gave 0.8097 at 20 epochs
-    assert f1 >= 0.805, f"CoNLL-2002 ned.testb F1 {f1:.4f} < 0.805"
+    # measured 0.8281 (ned.testa 0.7948) with #20's NER changes, chosen on esp.testa only; 0.8126
+    # (ned.testa 0.7780) before them
+    assert f1 >= 0.825, f"CoNLL-2002 ned.testb F1 {f1:.4f} < 0.825"
