@@ -118,6 +118,47 @@ def wall(corpora: list[str], workers: list[int], repeats: int, conll_epochs: int
                       f"{w - e:>7.2f}", flush=True)
 
 
+_GROWTH_RUN = """
+import json, resource, sys
+from structperc import Segmenter
+seg = Segmenter(epochs=int(sys.argv[2]), seed=0).fit(sys.argv[1], workers=int(sys.argv[3]))
+print(json.dumps({"epochs": [r.seconds for r in seg.history_], "tokens": seg.history_[-1].n_tokens,
+                  "rss_self_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "rss_workers_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def growth(copies: list[int], epochs: int, workers: int) -> None:
+    """Epoch time of SXU concatenated ``copies`` times (one process per size, ``workers`` workers), the
+    log-log slope of epoch time against size between the smallest and each larger size, and peak RSS:
+    the driver's, and the largest worker process's (``RUSAGE_CHILDREN``: the biggest child)."""
+    import json
+    import math
+
+    text = (SXU / "train.txt").read_text(encoding="utf-8")
+    print(f"\n## Growth: SXU x{', x'.join(map(str, copies))}, {epochs} epochs, --workers {workers}")
+    print("| copies | tokens | epoch s (median of epochs 2..) | tokens·epochs/s | slope vs x1 | driver RSS MiB | "
+          "largest worker RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
+    base = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in copies:
+            path = Path(tmp) / f"sxu{k}.txt"
+            path.write_text(text * k, encoding="utf-8")
+            out = subprocess.run([sys.executable, "-c", _GROWTH_RUN, str(path), str(epochs), str(workers)],
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            later = sorted(r["epochs"][1:] or r["epochs"])
+            epoch = later[len(later) // 2]
+            if base is None:
+                base = (k, epoch)
+            slope = "—" if k == base[0] else f"{math.log(epoch / base[1]) / math.log(k / base[0]):.3f}"
+            rss_w = f"{r['rss_workers_kib'] / 1024:.0f}" if workers > 1 else "—"
+            print(f"| {k} | {r['tokens']:,} | {epoch:.3f} | {r['tokens'] / epoch:,.0f} | {slope} | "
+                  f"{r['rss_self_kib'] / 1024:.0f} | {rss_w} |", flush=True)
+            path.unlink()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--accuracy", default="conll2000", help="corpora for the accuracy table: conll2000,sxu")
@@ -133,6 +174,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--skip-accuracy", action="store_true")
     ap.add_argument("--skip-wall", action="store_true")
+    ap.add_argument("--growth", default="", help="SXU copies for the growth table, e.g. 1,4,16 (off by default)")
+    ap.add_argument("--growth-epochs", type=int, default=4)
+    ap.add_argument("--growth-workers", type=int, default=1)
     args = ap.parse_args()
     if not (CONLL / "train.txt").is_file():
         sys.exit(f"corpora not found in {CORPORA}")
@@ -141,6 +185,8 @@ def main() -> None:
                  [m for m in args.mixing.split(",") if m], args.refit == "yes", args.seed)
     if not args.skip_wall:
         wall([c for c in args.wall.split(",") if c], _ints(args.workers), args.repeats, args.conll_epochs)
+    if args.growth:
+        growth(_ints(args.growth), args.growth_epochs, args.growth_workers)
 
 
 if __name__ == "__main__":
