@@ -66,5 +66,5 @@ def test_ewt_upos_from_words_and_from_conllu_on_stdin(tmp_path):
     assert len(parsed) == source.count("# sent_id")
     assert from_words == from_conllu       # the same words, the same model: the same tags
     upos = sum(g == p for g, p in zip(gold, from_conllu)) / len(gold)
-    # measured 0.9504 (20 epochs, best epoch 19 on dev, seed 0); the issue's acceptance floor is 95.0
-    assert upos >= 0.950, f"UPOS {upos:.4f} < 0.950"
+    # measured 0.9540 (20 epochs, best epoch 9 on dev, seed 0; 0.9504 before #20's ambiguity classes)
+    assert upos >= 0.953, f"UPOS {upos:.4f} < 0.953"
