@@ -84,30 +84,33 @@ def test_worker_processes_equal_in_process_shards(method):
 def test_a_killed_worker_stops_the_run_at_once():
     feats, y, state, mask, end = _problem(1)
     before = _leftovers()
+    others = set(multiprocessing.active_children())  # e.g. joblib's reusable pool from earlier tests
     s = state()
     started = time.monotonic()
     with pytest.raises(WorkerError, match=r"worker 1 .*during epoch 2.*signal 9"):
         train_mixed(feats, y, s, mask=mask, end=end, epochs=4, start_method="fork",
                     shards=_shards(DyingShard, feats, y, s, mask, end))
     assert time.monotonic() - started < 60
-    assert not multiprocessing.active_children()
+    assert set(multiprocessing.active_children()) <= others  # none of the training workers is left
     assert _leftovers() <= before
 
 
 def test_a_failing_worker_reports_its_error():
     feats, y, state, mask, end = _problem(2)
+    others = set(multiprocessing.active_children())
     s = state()
     with pytest.raises(WorkerError, match="boom in the shard's order"):
         train_mixed(feats, y, s, mask=mask, end=end, epochs=2, start_method="fork",
                     shards=_shards(FailingShard, feats, y, s, mask, end))
-    assert not multiprocessing.active_children()
+    assert set(multiprocessing.active_children()) <= others
 
 
 def test_nothing_is_left_behind_after_a_run():
     feats, y, state, mask, end = _problem(3)
     before = _leftovers()
+    others = set(multiprocessing.active_children())  # e.g. joblib's reusable pool from earlier tests
     train_mixed(feats, y, state(), mask=mask, end=end, epochs=2, shards=2)
-    assert not multiprocessing.active_children()
+    assert set(multiprocessing.active_children()) <= others  # none of the training workers is left
     assert _leftovers() <= before
 
 
