@@ -166,7 +166,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
         progress: Progress | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-        release: bool = False, workers: int = 1, mixing: str | None = None) -> Fitted:
+        release: bool = False, workers: int = 1, mixing: str | None = None, dask: Any = None) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
     epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it. The
     temperature of the model's probabilities is fitted on ``dev`` or on that held-out fraction
@@ -186,7 +186,8 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         tag_dictionary = learnt_tag_dictionary(kept_out, task, params)
         probe = train_model(kept_out, held_out, template_lines, epochs, task=task,
                             params=params, dictionary=dictionary, dataset_columns=dataset_columns,
-                            callback=callback, progress=progress, release=True, workers=workers, mixing=mixing)
+                            callback=callback, progress=progress, release=True, workers=workers, mixing=mixing,
+                            dask=dask)
         probe.dev_history = dev_history = probe.history
         # τ is fitted on the probe's held-out slice: the refit model has seen those sentences
         probe.model.tag_dictionary = tag_dictionary
@@ -201,7 +202,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, release=release, workers=workers,
-                         mixing=mixing)
+                         mixing=mixing, dask=dask)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
     if dev is not None:
@@ -215,7 +216,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                 callback: Callback | None, progress: Progress | None = None,
                 checkpoint_dir: str | os.PathLike | None = None,
                 resume: str | os.PathLike | None = None, release: bool = False, workers: int = 1,
-                mixing: str | None = None) -> Fitted:
+                mixing: str | None = None, dask: Any = None) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
     columns are a tenth of training's peak memory.
@@ -223,8 +224,12 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     ``workers`` > 1 trains by iterative parameter mixing (`structperc.train.mixing`) on that many
     shards, one worker process each, mixing ``mixing`` (default `~structperc.train.mixing.DEFAULT_MIXING`):
     a different model from one worker's, the same for the same seed and workers. Its checkpoints
-    resume only with the same workers and mixing; the model's provenance records both."""
+    resume only with the same workers and mixing; the model's provenance records both. ``dask`` (a
+    scheduler address, ``local:N`` or a `distributed.Client`) runs the shards' epochs on that cluster:
+    the same model bit for bit (`structperc.parallel.dask_training`)."""
     scale = _scale(workers, mixing)
+    if dask is not None and not scale:
+        raise InputError("--dask trains by parameter mixing: give the number of shards with --workers N (N > 1)")
     unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
                                                        unknown)
@@ -255,7 +260,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     model = dict(task=task, labels=labels, templates=lines, features=index, params=params,
                  dictionary=dictionary, dataset_columns=dataset_columns)
     fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
-                  fingerprint, scale)
+                  fingerprint, scale, dask)
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     return fitted
 
@@ -312,7 +317,7 @@ def _scale(workers: int, mixing: str | None) -> dict:
 def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
          callback: Callback | None, progress: Progress | None, seed: int,
          checkpoint_dir: str | os.PathLike | None = None,
-         fingerprint: dict | None = None, scale: dict | None = None) -> Fitted:
+         fingerprint: dict | None = None, scale: dict | None = None, dask: Any = None) -> Fitted:
     """Run the trainer from ``state`` and make the `Model` of ``model``'s fields with the weights
     and provenance it gives (the one training loop of fit and continued training); with ``scale``
     (`_scale`) the iterative parameter mixing trainer."""
@@ -360,8 +365,13 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
     if scale:
         from structperc.train.mixing import train_mixed
 
+        runner = None
+        if dask is not None:
+            from structperc.parallel.dask_training import dask_runner
+
+            runner = dask_runner(dask)
         weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
-                                          mixing=scale["mixing"], **kwargs)
+                                          mixing=scale["mixing"], runner=runner, **kwargs)
     else:
         weights, best_epoch = train_perceptron(data.feats, data.y, state, **kwargs)
     provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,

@@ -167,10 +167,10 @@ class Segmenter(Tagger):
     def fit(self, X: Any, y: Any = None, *, dev: Any = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
             resume: str | os.PathLike | None = None, workers: int = 1, mixing: str | None = None,
-            **tagger_only: Any) -> "Segmenter":
+            dask: Any = None, **tagger_only: Any) -> "Segmenter":
         """Train on segmented sentences: a file (one sentence a line, words split by spaces), or a list
         of word lists or of space-separated strings. (`Tagger.fit`'s column and dataset arguments
-        have no meaning here and are refused; ``workers`` and ``mixing`` are as there.)"""
+        have no meaning here and are refused; ``workers``, ``mixing`` and ``dask`` are as there.)"""
         given = sorted(k for k, v in tagger_only.items() if v is not None and k != "tokens")
         if y is not None or given:
             raise TypeError(f"Segmenter.fit takes segmented text, not {', '.join(given) or 'y'}")
@@ -181,7 +181,7 @@ class Segmenter(Tagger):
         lines = resolve_template(self.template or "cws")
         self._fit_corpus(_gold_corpus(sents, source), dev_corpus, X, task, lines, {},
                          LexiconLearner(sents, self._user_words()), callback, checkpoint_dir, resume,
-                         progress, workers, mixing)
+                         progress, dict(workers=workers, mixing=mixing, dask=dask))
         return self
 
     def _user_words(self) -> list[str]:

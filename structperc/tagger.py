@@ -117,12 +117,13 @@ class Tagger(Assessment):
             features: dict[str, str] | None = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
             resume: str | os.PathLike | None = None, workers: int = 1, mixing: str | None = None,
-            clusters: str | os.PathLike | None = None) -> "Tagger":
+            clusters: str | os.PathLike | None = None, dask: Any = None) -> "Tagger":
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
         ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
         named, ``features`` maps more, e.g. ``{"pos": "pos_tags"}``. ``checkpoint_dir``/``resume``: save
-        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing;
+        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing
+        (its shards' epochs on the Dask cluster ``dask``, an address or ``local:N``, when given);
         ``clusters``: a word clusters file (`structperc.features.clusters`) for ``clu*`` templates."""
         task = params.task_for(settings := self.get_params())
         params.check(settings, task)
@@ -135,19 +136,19 @@ class Tagger(Assessment):
                                unknown=self.unknown_tag) if dev is not None else None
         learner = fitting.dictionary_learner(corpus, task, lines, None, self.unknown_tag, clusters)
         return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns, learner, callback,
-                                checkpoint_dir, resume, progress, workers, mixing)
+                                checkpoint_dir, resume, progress, dict(workers=workers, mixing=mixing, dask=dask))
 
     def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task: Task, lines: list[str],
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
                     checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-                    progress: Progress | None = None, workers: int = 1, mixing: str | None = None) -> "Tagger":
+                    progress: Progress | None = None, scale: dict | None = None) -> "Tagger":
         """Learn the dictionary (jackknifed in when the templates read it), train, keep the result."""
         corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed)
         dev = with_dictionary(dev, dictionary, lines) if dev is not None else None
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
                              dictionary=dictionary, dataset_columns=columns, callback=callback, progress=progress,
                              checkpoint_dir=checkpoint_dir, resume=resume,
-                             release=not isinstance(X, Corpus), workers=workers, mixing=mixing)
+                             release=not isinstance(X, Corpus), **(scale or {}))
         self._keep(result)
         if result.dev_history is not None:
             self.dev_history_ = result.dev_history

@@ -43,7 +43,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
           tokens_column: str = "tokens", tags_column: str | None = None,
           callback: Callback | None = None, progress: Progress | None = None,
           checkpoint_dir: str | None = None, resume: str | None = None, plot: str | None = None,
-          workers: int = 1, mixing: str | None = None, clusters: str | None = None,
+          workers: int = 1, mixing: str | None = None, clusters: str | None = None, dask: str | None = None,
           **params: Any) -> tuple[Tagger, Path]:
     """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``),
     save it to ``model_path`` and return it with the archive's path.
@@ -58,7 +58,8 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     ``workers`` > 1 trains on that many shards at once, one process each, by iterative parameter
     mixing (``mixing``: see `structperc.train.mixing`): a different model from one worker's, the
     same bytes again for the same seed and workers. ``clusters``: a word clusters file for templates
-    reading ``clu*`` columns (`structperc.features.clusters`; saved in the model).
+    reading ``clu*`` columns (`structperc.features.clusters`; saved in the model). ``dask`` (a scheduler
+    address or ``local:N``) runs the ``workers`` shards' epochs on that Dask cluster: the same model.
     """
     if lexicon and task != "cws":
         raise InputError("--lexicon is for --task cws")
@@ -70,7 +71,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     try:
         with writing_lock(model_path):
             model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
-                         callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters)
+                         callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters, dask)
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
@@ -89,14 +90,14 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
          lexicon: str | None, tokens_column: str, tags_column: str | None, callback: Callback | None,
          progress: Progress | None, checkpoint_dir: str | None, resume: str | None,
          params: dict[str, Any], workers: int = 1, mixing: str | None = None,
-         clusters: str | None = None) -> Tagger:
+         clusters: str | None = None, dask: str | None = None) -> Tagger:
     given = {k: v for k, v in params.items() if v is not None}
     model: Tagger
     if clusters is not None and (init_model or task == "cws"):
         raise InputError("--clusters is for training a new tagger (not --init-model, not --task cws)")
     if init_model:
-        if workers != 1:
-            raise InputError("continued training (--init-model) runs on one worker: leave out --workers",
+        if workers != 1 or dask is not None:
+            raise InputError("continued training (--init-model) runs on one worker: leave out --workers/--dask",
                              str(init_model))
         model = load(init_model)
         if task is not None and task != model.task_.name:
@@ -112,7 +113,7 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
         model = Segmenter(lexicon=lexicon, **{k: v for k, v in given.items() if k in names})
         model.template = given.get("template") or "cws"
         return model.fit(train_path, dev=dev_path, callback=callback, progress=progress,
-                         checkpoint_dir=checkpoint_dir, resume=resume, workers=workers, mixing=mixing)
+                         checkpoint_dir=checkpoint_dir, resume=resume, workers=workers, mixing=mixing, dask=dask)
     from structperc.io.hf import is_dataset_spec, load as load_dataset
 
     model = Tagger(task=task or "chunk", **given)
@@ -120,7 +121,7 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
         if is_dataset_spec(train_path) else (train_path, dev_path)
     return model.fit(data, dev=dev, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
                      resume=resume, tokens=tokens_column, tags=tags_column, workers=workers, mixing=mixing,
-                     clusters=clusters)
+                     clusters=clusters, dask=dask)
 
 
 def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.PathLike | None = None,

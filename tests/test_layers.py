@@ -22,7 +22,7 @@ FLOORS: dict[str, int] = {
     "model": 4,
     "decode": 5, "train": 5,
     "pipeline": 6, "inputs": 6, "params": 6, "metrics": 6,
-    "inference": 7, "plot": 7, "fitting": 8, "assessment": 9,
+    "inference": 7, "plot": 7, "parallel": 7, "fitting": 8, "assessment": 9,
     "tagger": 10,
     "segmenter": 11, "ensemble": 11, "sklearn": 11, "cws": 12,
     "workflows": 13, "streaming": 14, "spacy_component": 14, "serving": 14,

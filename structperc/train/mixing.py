@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -382,6 +382,7 @@ def train_mixed(
     processes: bool = True,
     start_method: str | None = None,
     sparse: bool = False,
+    runner: Callable[[list[Shard], PerceptronState], Any] | None = None,
 ) -> tuple[Weights, int]:
     """`structperc.train.perceptron.train_perceptron` by iterative parameter mixing over ``shards``
     shards (see the module docstring): the same arguments, dev scoring, best epoch, checkpoints
@@ -392,7 +393,9 @@ def train_mixed(
     turn in this process; both give the same weights bit for bit, as does ``sparse`` (the workers
     mix only the rows an epoch changed, `mix_rows`: on one machine no faster than mixing every
     weight, as gathering scattered rows costs what streaming whole arrays does; the piece a driver
-    that sends weights over a network needs). ``progress`` hears of whole epochs
+    that sends weights over a network needs). ``runner`` makes another runner of the shards'
+    epochs from (shards, state), a context manager with ``epoch(epoch, mixing)`` (a Dask cluster:
+    `structperc.parallel.dask_training.dask_runner`). ``progress`` hears of whole epochs
     only. A resumed ``state`` must come from a mixed run with the same shards and mixing (the caller's
     checkpoint fingerprint says so).
     """
@@ -401,19 +404,21 @@ def train_mixed(
     inputs = epoch_inputs(feats, y, state, mask, end, allowed, values, margin_hyperparameters(margin, step, C))
     mask, end = inputs.mask, inputs.end
     parts = make_shards(inputs, shards, seed, shuffle) if isinstance(shards, int) else shards
-    if processes:
+    if runner is not None:
+        shards_run = runner(parts, state)
+    elif processes:
         from structperc.train.workers import ProcessShards
 
-        runner: SerialShards | ProcessShards = ProcessShards(parts, state, start_method, sparse)
+        shards_run = ProcessShards(parts, state, start_method, sparse)
     else:
-        runner = SerialShards(parts, state)
+        shards_run = SerialShards(parts, state)
     n_sent = inputs.n_sent
-    with runner:
+    with shards_run as run:
         while state.epoch < epochs:
             started = time.perf_counter()
             if progress is not None:
                 progress(0, n_sent)
-            results = runner.epoch(state.epoch + 1, mixing)
+            results = run.epoch(state.epoch + 1, mixing)
             state.c = max(r.c for r in results)
             state.epoch += 1
             state.rng_state = {}

@@ -21,7 +21,7 @@ pytest.importorskip("distributed", reason="the dask extra is not installed")
 from structperc.cluster import tagging, worker  # noqa: E402
 from structperc.cluster import parts as cluster_parts  # noqa: E402
 from structperc.cluster.parts import file_parts  # noqa: E402
-from structperc.cluster.client import connect  # noqa: E402
+from structperc.parallel.client import connect  # noqa: E402
 
 FULL_TEST = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "conll2000" / "test.txt"
 
