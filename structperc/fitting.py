@@ -128,13 +128,14 @@ def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], ba
 
 
 def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, template_lines: list[str],
-                      folds: int, seed: int) -> tuple[Corpus, ColumnDictionary | None]:
+                      folds: int, seed: int, scale: dict | None = None) -> tuple[Corpus, ColumnDictionary | None]:
     """The dictionary ``learner`` learns from ``corpus``, and ``corpus`` with its columns jackknifed
-    in when the templates read them (see `structperc.features.dictionary`)."""
+    in when the templates read them (see `structperc.features.dictionary`); the folds in ``scale``'s
+    ``workers`` processes (the same columns)."""
     if learner is None:
         return corpus, None
     if set(learner.columns) & template_columns(template_lines):
-        return jackknifed(corpus, learner, folds, seed)
+        return jackknifed(corpus, learner, folds, seed, int((scale or {}).get("workers") or 1))
     return corpus, learner.learn(np.arange(len(corpus)))
 
 

@@ -122,9 +122,8 @@ class Tagger(Assessment):
 
         ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
         named, ``features`` maps more, e.g. ``{"pos": "pos_tags"}``. ``checkpoint_dir``/``resume``: save
-        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing
-        (its shards' epochs on the Dask cluster ``dask``, an address or ``local:N``, when given);
-        ``clusters``: a word clusters file (`structperc.features.clusters`) for ``clu*`` templates."""
+        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing (on
+        the Dask cluster ``dask`` if given); ``clusters``: a word clusters file for ``clu*`` templates."""
         task = params.task_for(settings := self.get_params())
         params.check(settings, task)
         lines = resolve_template(self.template if self.template is not None else task.template)
@@ -143,7 +142,7 @@ class Tagger(Assessment):
                     checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
                     progress: Progress | None = None, scale: dict | None = None) -> "Tagger":
         """Learn the dictionary (jackknifed in when the templates read it), train, keep the result."""
-        corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed)
+        corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed, scale)
         dev = with_dictionary(dev, dictionary, lines) if dev is not None else None
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
                              dictionary=dictionary, dataset_columns=columns, callback=callback, progress=progress,

@@ -12,6 +12,7 @@ time, is learnt from all of them.
 """
 from __future__ import annotations
 
+import multiprocessing
 from typing import Any, Protocol
 
 import numpy as np
@@ -64,14 +65,26 @@ def fold_assignment(n_sentences: int, folds: int, seed: int, block: int = 1) -> 
     return k, fold_of_block[np.arange(n_sentences) // block] if block > 1 else fold_of_block
 
 
+#: What forked fold workers read (set before the pool forks, so it is inherited, never pickled).
+_FOLDS: tuple[Any, Corpus, np.ndarray] | None = None
+
+
+def _fold_values(fold: int, job: tuple[Any, Corpus, np.ndarray] | None = None) -> dict[str, list[str]]:
+    """One fold's values: the dictionary of the other folds' sentences on the fold's sentences."""
+    learner, corpus, fold_of = job if job is not None else _FOLDS  # type: ignore[misc]
+    rows = np.flatnonzero(fold_of == fold)
+    return learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
+
+
 def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
-               seed: int) -> tuple[Corpus, ColumnDictionary]:
+               seed: int, workers: int = 1) -> tuple[Corpus, ColumnDictionary]:
     """``corpus`` with jackknifed dictionary columns, and the dictionary learnt from all of it.
 
     Each sentence of fold ``k`` gets the values of the dictionary learnt from every sentence outside
     fold ``k``; with one fold (``folds=1`` or a one-sentence corpus) every sentence gets the full
     dictionary's. A learner with a ``block`` attribute has its folds made of that many consecutive
-    sentences (`fold_assignment`).
+    sentences (`fold_assignment`). ``workers`` > 1 computes the folds in that many forked processes
+    (parameter mixing's ``--workers``): the same values, as each fold's depend on the data alone.
     """
     n = len(corpus)
     k, fold_of = fold_assignment(n, folds, seed, getattr(learner, "block", 1))
@@ -80,9 +93,18 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
         return full.annotate(corpus), full
     lengths = np.diff(corpus.sent_ptr)
     merged: dict[str, np.ndarray] = {}
-    for fold in range(k):
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        global _FOLDS
+        _FOLDS = (learner, corpus, fold_of)  # forked workers inherit it; only each fold's values come back
+        try:
+            with multiprocessing.get_context("fork").Pool(min(workers, k)) as pool:
+                parts = pool.map(_fold_values, range(k), chunksize=1)
+        finally:
+            _FOLDS = None
+    else:
+        parts = [_fold_values(fold, (learner, corpus, fold_of)) for fold in range(k)]
+    for fold, part in enumerate(parts):
         rows = np.flatnonzero(fold_of == fold)
-        part = learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
         # the tokens of the fold's sentences, in the order `select` lays them out
         lens = lengths[rows]
         starts = np.cumsum(lens) - lens

@@ -48,3 +48,18 @@ def test_json_round_trip_and_continued_training_union():
     base = AmbiguityClasses({"the": "PRON"}, {"the": "PRON"})
     grown = AmbiguityLearner(corpus(), "word", "upos", base=base).learn(np.arange(3))
     assert grown.table["the"] == "DET_PRON" and grown.table["as"] == "ADP_SCONJ"
+
+
+def test_folds_computed_in_worker_processes_give_the_same_columns():
+    """``jackknifed(..., workers=2)`` (training with ``--workers 2``) forks the folds out: the same values."""
+    import random
+
+    rng = random.Random(0)
+    words = [[rng.choice("abcdefgh") for _ in range(rng.randint(1, 6))] for _ in range(120)]
+    tags = [[rng.choice(["X", "Y", "Z"]) for _ in s] for s in words]
+    c = Corpus.from_sentences(words, tags, tag_column="upos")
+    one, full_one = jackknifed(c, AmbiguityLearner(c, "word", "upos"), folds=5, seed=1)
+    two, full_two = jackknifed(c, AmbiguityLearner(c, "word", "upos"), folds=5, seed=1, workers=2)
+    assert one.columns["amb"] == two.columns["amb"] and one.columns["lamb"] == two.columns["lamb"]
+    assert full_one.table == full_two.table
+    assert set(one.columns["amb"]) - {"?"}  # the columns hold classes: the comparison is not of blanks
