@@ -2,24 +2,18 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from testkit import script_module
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_crfsuite.py"
 
 
 @pytest.fixture()
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_crfsuite_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(module)
+    with script_module(SCRIPT, "bench_crfsuite_under_test") as module:
         yield module
-    finally:
-        del sys.modules[spec.name]
 
 
 @pytest.fixture()

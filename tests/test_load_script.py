@@ -2,13 +2,13 @@
 answer as an error, and (smoke test) runs a tiny bounded load against a real `structperc serve` to the end."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from testkit import script_module
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "load_serve.py"
@@ -17,14 +17,8 @@ SAMPLE_TRAIN = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 
 @pytest.fixture()
 def load():
-    spec = importlib.util.spec_from_file_location("load_serve_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(module)
+    with script_module(SCRIPT, "load_serve_under_test") as module:
         yield module
-    finally:
-        del sys.modules[spec.name]
 
 
 @pytest.mark.parametrize("url", ["http://10.1.2.3:8000", "http://localhost:8000", "https://127.0.0.1:8000",

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from structperc.features.dictionary import with_columns
 from structperc.features.tagdict import TagDictionary
 from structperc.io.corpus import Corpus
 
@@ -44,8 +45,7 @@ class AmbiguityClasses:
         return {AMB_COLUMN: amb[codes].tolist(), LAMB_COLUMN: lamb[codes].tolist()}
 
     def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
-        values = values if values is not None else self.values(corpus)
-        return corpus.with_column(AMB_COLUMN, values[AMB_COLUMN]).with_column(LAMB_COLUMN, values[LAMB_COLUMN])
+        return with_columns(corpus, values if values is not None else self.values(corpus), COLUMNS)
 
     def to_json(self) -> dict[str, Any]:
         return {"table": self.table, "lower": self.lower}

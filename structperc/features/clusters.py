@@ -27,6 +27,7 @@ from typing import IO, Iterable, Iterator, Sequence
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.features.dictionary import with_columns
 from structperc.io.corpus import Corpus
 from structperc.io.text import open_text_lines
 
@@ -94,10 +95,7 @@ class ClusterMap:
 
     def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
         """``corpus`` with the cluster columns (``values``, or the map's own)."""
-        values = values if values is not None else self.values(corpus)
-        for name in self.columns:
-            corpus = corpus.with_column(name, values[name])
-        return corpus
+        return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
     def to_json(self) -> dict:
         """Paths → their words (sorted), and the prefix lengths: what a model file keeps (the counts

@@ -49,6 +49,13 @@ class DictionaryLearner(Protocol):
         """The dictionary of the given sentences (indices into the training corpus, ascending)."""
 
 
+def with_columns(corpus: Corpus, values: dict[str, list[str]], names: tuple[str, ...]) -> Corpus:
+    """``corpus`` with the columns ``names`` of ``values``: what a dictionary's `annotate` writes."""
+    for name in names:
+        corpus = corpus.with_column(name, values[name])
+    return corpus
+
+
 def fold_assignment(n_sentences: int, folds: int, seed: int, block: int = 1) -> tuple[int, np.ndarray]:
     """The number of folds used (at most one per block) and each sentence's fold; ``seed`` fixes
     the assignment, so the same data and seed give the same columns. ``block`` > 1 puts runs of that

@@ -25,6 +25,7 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.atomic import KINDS, AtomicStats
+from structperc.features.dictionary import with_columns
 from structperc.features.templates import FUNCTIONS
 from structperc.io.corpus import Corpus
 
@@ -222,10 +223,7 @@ class SegmentationDictionary:
         return dict(zip(names, cols))
 
     def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
-        values = values if values is not None else self.values(corpus)
-        for name in self.columns:
-            corpus = corpus.with_column(name, values[name])
-        return corpus
+        return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
     def to_json(self) -> dict:
         data = {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
