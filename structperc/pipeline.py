@@ -12,6 +12,7 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary
 from structperc.features.index import FeatureIndex, Features
+from structperc.features.sharding import fit_transform_parallel
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
@@ -178,9 +179,10 @@ def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
 
 
 def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
-                       min_count: int, unknown: str | None = None) \
+                       min_count: int, unknown: str | None = None, workers: int = 1) \
         -> tuple[FeatureIndex, list[str], LabelSet, Instances]:
-    """Fit the attribute index and the label set on ``corpus``.
+    """Fit the attribute index and the label set on ``corpus``; ``workers`` > 1 fits the index on
+    that many threads (`structperc.features.sharding`: the same index and ids).
 
     Returns the index, the template lines it uses (optional ones whose column the data lacks are
     dropped), the label set and the instances. Tags equal to ``unknown`` are unknown (not labels):
@@ -198,7 +200,7 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     label_set, y, allowed = _labels_and_ids(corpus, task, tags, unknown)
     del tags
     index = FeatureIndex(templates, min_count)
-    feats = index.fit_transform(corpus)
+    feats = fit_transform_parallel(index, corpus, workers)
     if index.n_state_attributes + index.n_transition_attributes == 0:
         raise InputError(f"no attributes left to learn from: min_count={min_count} keeps none of them"
                          if min_count > 1 else "the templates give no attribute on this data",

@@ -12,11 +12,11 @@ time, is learnt from all of them.
 """
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any, Protocol
 
 import numpy as np
 
+from structperc.forking import forked_map
 from structperc.io.corpus import Corpus
 
 
@@ -72,13 +72,8 @@ def fold_assignment(n_sentences: int, folds: int, seed: int, block: int = 1) -> 
     return k, fold_of_block[np.arange(n_sentences) // block] if block > 1 else fold_of_block
 
 
-#: What forked fold workers read (set before the pool forks, so it is inherited, never pickled).
-_FOLDS: tuple[Any, Corpus, np.ndarray] | None = None
-
-
-def _fold_values(fold: int, job: tuple[Any, Corpus, np.ndarray] | None = None) -> dict[str, list[str]]:
+def _fold_values(fold: int, learner: Any, corpus: Corpus, fold_of: np.ndarray) -> dict[str, list[str]]:
     """One fold's values: the dictionary of the other folds' sentences on the fold's sentences."""
-    learner, corpus, fold_of = job if job is not None else _FOLDS  # type: ignore[misc]
     rows = np.flatnonzero(fold_of == fold)
     return learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
 
@@ -100,16 +95,8 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
         return full.annotate(corpus), full
     lengths = np.diff(corpus.sent_ptr)
     merged: dict[str, np.ndarray] = {}
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        global _FOLDS
-        _FOLDS = (learner, corpus, fold_of)  # forked workers inherit it; only each fold's values come back
-        try:
-            with multiprocessing.get_context("fork").Pool(min(workers, k)) as pool:
-                parts = pool.map(_fold_values, range(k), chunksize=1)
-        finally:
-            _FOLDS = None
-    else:
-        parts = [_fold_values(fold, (learner, corpus, fold_of)) for fold in range(k)]
+    # forked workers inherit the learner and corpus; only each fold's values come back
+    parts = forked_map(lambda fold: _fold_values(fold, learner, corpus, fold_of), range(k), workers)
     for fold, part in enumerate(parts):
         rows = np.flatnonzero(fold_of == fold)
         # the tokens of the fold's sentences, in the order `select` lays them out

@@ -5,6 +5,7 @@ ways, so words -> tags -> words is the identity.
 """
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 
@@ -18,14 +19,15 @@ def words_to_tags(words: Sequence[str]) -> list[str]:
     """
     tags: list[str] = []
     for w in words:
-        n = len(w)
-        if n == 1:
-            tags.append("S")
-        elif n > 1:
-            tags.append("B")
-            tags.extend("M" * (n - 2))
-            tags.append("E")
+        tags.extend(_word_tags(len(w)))
     return tags
+
+
+@functools.lru_cache(maxsize=256)
+def _word_tags(n: int) -> tuple[str, ...]:
+    """The tags of one word of ``n`` characters (cached: a corpus has few distinct word lengths, and
+    training converts every word of it)."""
+    return () if n == 0 else ("S",) if n == 1 else ("B",) + ("M",) * (n - 2) + ("E",)
 
 
 def tags_to_words(chars: Sequence[str], tags: Sequence[str]) -> list[str]:
