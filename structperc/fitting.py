@@ -16,11 +16,14 @@ from typing import Any, Callable
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.features.ambiguity import COLUMNS as AMBIGUITY_COLUMNS
 from structperc.features.ambiguity import AmbiguityClasses, AmbiguityLearner
 from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
 from structperc.features.clusters import ClusterLearner, ClusterMap, read_paths
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, combined, jackknifed
 from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.gazetteer import BASE_COLUMNS as GAZ_BASE
+from structperc.features.gazetteer import EXTRA_COLUMNS as GAZ_EXTRA
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.tagdict import TagDictionary
@@ -29,7 +32,7 @@ from structperc.inference import calibrate
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
-from structperc.model.state_weights import feature_set
+from structperc.model.state_weights import all_pairs, feature_set
 from structperc.model.task import Task
 from structperc.model.weights import Weights
 from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, hidden_tags,
@@ -233,7 +236,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
         raise InputError("--dask trains by parameter mixing: give the number of shards with --workers N (N > 1)")
     unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
-                                                       unknown)
+                                                       unknown, workers=workers)
     labels = label_set.labels
     mask, end = masks(labels, task)
     fingerprint: dict = {}
@@ -263,6 +266,67 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
                   fingerprint, scale, dask)
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
+    return fitted
+
+
+def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[str], epochs: int, *,
+                     task: Task, params: dict, dask: Any, workers: int, mixing: str | None = None,
+                     callback: Callback | None = None, progress: Progress | None = None,
+                     checkpoint_dir: str | os.PathLike | None = None,
+                     resume: str | os.PathLike | None = None) -> Fitted:
+    """Train on a Dask cluster whose workers read the training input themselves: ``workers`` byte ranges
+    of one file (or one part per file of several), featurized where they are read, each a shard of
+    iterative parameter mixing (`structperc.parallel.dask_parts`). The driver reads only ``dev``. The
+    same model as `train_model` with ``workers`` shards cut at the same sentences."""
+    from structperc.parallel.client import using
+    from structperc.parallel.dask_parts import featurize_on_workers, training_parts
+
+    for name, refused in (("dev_split", "--dev-split (use --dev)"), ("tag_dictionary", "--tag-dictionary"),
+                          ("lexicon", "a lexicon")):
+        if params.get(name):
+            raise InputError(f"{refused} needs the whole training corpus in one place: not with the input read "
+                             "by the Dask workers")
+    if params.get("feature_set", "all") != "all":
+        raise InputError("--feature-set observed needs the whole training corpus in one place: not with the "
+                         "input read by the Dask workers")
+    dictionary_columns = template_columns(template_lines) & {*AMBIGUITY_COLUMNS, *CLUSTER_COLUMNS, *GAZ_BASE,
+                                                            *GAZ_EXTRA}
+    if dictionary_columns:
+        raise InputError(f"the templates read learnt dictionary columns ({', '.join(sorted(dictionary_columns))}), "
+                         "whose jackknife needs the whole training corpus in one place: not with the input read "
+                         "by the Dask workers")
+    scale = _scale(workers, mixing)
+    parts = training_parts(paths, workers)
+    with using(dask) as client:
+        data = featurize_on_workers(client, parts, task, template_lines, params.get("min_count", 1),
+                                    params["seed"], params.get("unknown_tag", "?"),
+                                    lambda labels: masks(labels, task))
+        index, labels = data.index, data.labels
+        fingerprint: dict = {}
+        if resume is not None or checkpoint_dir is not None:
+            fingerprint = {"templates": template_lines, "labels": labels, "seed": params["seed"],
+                           "attributes": [index.n_state_attributes, index.n_transition_attributes],
+                           "scheme": [task.model_scheme, task.constrained], "data": data.digest,
+                           "parts": len(parts),
+                           **{k: params[k] for k, d in UPDATE_DEFAULTS.items() if params.get(k, d) != d},
+                           **scale}
+        mask, end = masks(labels, task)
+        if resume is not None:
+            from structperc.train.checkpoint import load_checkpoint
+
+            state = load_checkpoint(resume, fingerprint, mask, end)
+        else:
+            state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes, len(labels),
+                                          all_pairs(index.n_state_attributes, len(labels)))
+        model = dict(task=task, labels=labels, templates=data.lines, features=index, params=params,
+                     dictionary=None, dataset_columns={})
+        run_scale = {**scale, "workers": len(parts), "shards": data.shards,
+                     "totals": (data.n_sentences, data.n_tokens)}
+        fitted = _run(model, None, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
+                      fingerprint, run_scale, client)
+    fitted.model.provenance.update(n_sentences=data.n_sentences, n_tokens=data.n_tokens, read_on_workers=True)
+    if dev is not None:
+        fitted.model.calibration = calibrate(fitted.model, dev)
     return fitted
 
 
@@ -315,7 +379,7 @@ def _scale(workers: int, mixing: str | None) -> dict:
     return {"workers": int(workers), "mixing": mixing or DEFAULT_MIXING} if workers > 1 else {}
 
 
-def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs: int, dev: Corpus | None,
+def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, epochs: int, dev: Corpus | None,
          callback: Callback | None, progress: Progress | None, seed: int,
          checkpoint_dir: str | os.PathLike | None = None,
          fingerprint: dict | None = None, scale: dict | None = None, dask: Any = None) -> Fitted:
@@ -361,7 +425,7 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
             save_checkpoint(checkpoint_dir, st, fingerprint or {})
     kwargs: dict[str, Any] = dict(mask=mask, end=end, epochs=epochs, seed=seed, dev_score=dev_score, dev_rows=dev_rows,
                   callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress,
-                  allowed=data.allowed, values=data.feats.values,
+                  allowed=data.allowed if data else None, values=data.feats.values if data else None,
                   **{k: model["params"][k] for k in UPDATE_DEFAULTS if k in model["params"]})
     if scale:
         from structperc.train.mixing import train_mixed
@@ -371,13 +435,19 @@ def _run(model: dict[str, Any], data: Instances, state: PerceptronState, epochs:
             from structperc.parallel.dask_training import dask_runner
 
             runner = dask_runner(dask)
-        weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
-                                          mixing=scale["mixing"], runner=runner, **kwargs)
+        if data is None:  # the workers hold the shards (`train_on_workers`)
+            weights, best_epoch = train_mixed(None, None, state, shards=scale["shards"], totals=scale["totals"],
+                                              mixing=scale["mixing"], runner=runner, **kwargs)
+            scale = {k: v for k, v in scale.items() if k in ("workers", "mixing")}
+        else:
+            weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
+                                              mixing=scale["mixing"], runner=runner, **kwargs)
     else:
+        assert data is not None  # only mixing runs from shards the workers hold
         weights, best_epoch = train_perceptron(data.feats, data.y, state, **kwargs)
     provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
                   "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score, **(scale or {})}
-    if data.allowed is not None:
+    if data is not None and data.allowed is not None:
         provenance["partial_sentences"] = int(partial_sentences(data.allowed, data.y, data.feats.sent_ptr).sum())
     return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)
 

@@ -32,7 +32,7 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
     tag = task.tag_column
     if isinstance(X, Corpus):
         corpus = X
-    elif isinstance(X, (str, os.PathLike)):
+    elif isinstance(X, (str, os.PathLike)) or hasattr(X, "read"):  # a path, or a binary stream of a file
         optional = () if need_tags or task.columns[-1] != tag else (tag,)
         only = None
         if reads is not None:

@@ -44,7 +44,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
           callback: Callback | None = None, progress: Progress | None = None,
           checkpoint_dir: str | None = None, resume: str | None = None, plot: str | None = None,
           workers: int = 1, mixing: str | None = None, clusters: str | None = None, dask: str | None = None,
-          **params: Any) -> tuple[Tagger, Path]:
+          read_on_workers: bool = False, **params: Any) -> tuple[Tagger, Path]:
     """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``),
     save it to ``model_path`` and return it with the archive's path.
 
@@ -59,7 +59,9 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     mixing (``mixing``: see `structperc.train.mixing`): a different model from one worker's, the
     same bytes again for the same seed and workers. ``clusters``: a word clusters file for templates
     reading ``clu*`` columns (`structperc.features.clusters`; saved in the model). ``dask`` (a scheduler
-    address or ``local:N``) runs the ``workers`` shards' epochs on that Dask cluster: the same model.
+    address or ``local:N``) runs the ``workers`` shards' epochs on that Dask cluster: the same model;
+    with ``read_on_workers`` the cluster's workers also read and featurize the training file themselves,
+    ``workers`` byte ranges of it (`fit_on_workers`).
     """
     if lexicon and task != "cws":
         raise InputError("--lexicon is for --task cws")
@@ -70,8 +72,17 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     created = writable_outputs(model_path, checkpoint_dir, plot)
     try:
         with writing_lock(model_path):
-            model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
-                         callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters, dask)
+            if read_on_workers:
+                if dask is None or workers < 2 or init_model or task == "cws" or lexicon or clusters:
+                    raise InputError("--read-on-workers trains a new tagger on a Dask cluster: give --dask and "
+                                     "--workers N (N > 1), and no --init-model, --task cws, --lexicon or --clusters")
+                given = {k: v for k, v in params.items() if v is not None}
+                model = fit_on_workers(Tagger(task=task or "chunk", **given), [train_path], dask=dask,
+                                       workers=workers, dev=dev_path, mixing=mixing, callback=callback,
+                                       progress=progress, checkpoint_dir=checkpoint_dir, resume=resume)
+            else:
+                model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
+                             callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters, dask)
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
@@ -84,6 +95,35 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
         plot_history(getattr(model, "dev_history_", None) or model.history_, plot,
                      title=f"{Path(train_path).name}: {model.task_.name}")
     return model, path
+
+
+def fit_on_workers(tagger: Tagger, paths: list[str | os.PathLike], *, dask: Any, workers: int,
+                   dev: Any = None, mixing: str | None = None, callback: Callback | None = None,
+                   progress: Any = None, checkpoint_dir: str | os.PathLike | None = None,
+                   resume: str | os.PathLike | None = None) -> Tagger:
+    """Fit ``tagger`` (its parameters as set) on ``paths``, read by the workers of the Dask cluster
+    ``dask`` (an address, ``local:N`` or a `distributed.Client`): ``workers`` byte ranges of one file,
+    or one part per file of several, each the shard of iterative parameter mixing that its worker read
+    and featurized (`structperc.parallel.dask_parts`). ``dev`` (a path) is read here and picks the best
+    epoch. The files must be readable at the same path on every worker. Returns ``tagger``, fitted."""
+    from structperc import fitting, params as parameters
+    from structperc.features.templates import resolve_template
+    from structperc.inputs import to_corpus
+    from structperc.pipeline import columns_to_read
+
+    task = parameters.task_for(settings := tagger.get_params())
+    parameters.check(settings, task)
+    lines = resolve_template(tagger.template if tagger.template is not None else task.template)
+    dev_corpus = to_corpus(dev, None, task, need_tags=True, reads=columns_to_read(task, lines, gold=True),
+                           unknown=tagger.unknown_tag) if dev is not None else None
+    result = fitting.train_on_workers([str(p) for p in paths], dev_corpus, lines, task.epochs, task=task,
+                                      params=tagger._saved_params(), dask=dask, workers=workers, mixing=mixing,
+                                      callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
+                                      resume=resume)
+    tagger._keep(result)
+    tagger.provenance_["sources"] = [{"name": os.path.basename(str(p)), "sha256": fitting.file_sha256(p)}
+                                     for p in paths]
+    return tagger
 
 
 def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: str | None,

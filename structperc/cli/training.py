@@ -115,6 +115,11 @@ def _progress(epochs: int, quiet: bool):
               help="With --workers N: run the N shards' epochs on a Dask cluster (a scheduler address such as "
                    "tcp://host:8786, or local:K for K worker processes here); the same model as without it. "
                    "Needs pip install \"structperc[dask]\".")
+@click.option("--read-on-workers", is_flag=True,
+              help="With --dask and --workers N: the Dask workers read --train themselves, N byte ranges of it "
+                   "cut at blank lines, and featurize their own range; the driver reads only --dev. The file "
+                   "must be readable at the same path on every worker. Not for learnt dictionaries "
+                   "(the cws, pos and ner presets), --dev-split or --tag-dictionary.")
 @click.option("--mixing", type=click.Choice(["uniform", "mistakes"]), default=None,
               help="With --workers N > 1: mix the shards' weights uniformly, or weighted by each shard's "
                    "mistakes in the epoch [default: uniform].")
@@ -122,7 +127,7 @@ def _progress(epochs: int, quiet: bool):
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
           tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, clusters, dask,
-          mixing, quiet):
+          read_on_workers, mixing, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import workflows
@@ -136,7 +141,7 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
         tokens_column=tokens_column, tags_column=tags_column, callback=callback, progress=progress,
         checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, workers=workers, mixing=mixing, clusters=clusters,
-        dask=dask,
+        dask=dask, read_on_workers=read_on_workers,
         template=template,
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,

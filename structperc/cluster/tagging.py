@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Iterable, Iterator, Sequence
 
 from structperc.parallel.client import using, worker_threads
-from structperc.cluster.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
+from structperc.io.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
 from structperc.cluster.worker import cached_model, model_bytes
 from structperc.errors import InputError
 from structperc.io.corpus import concat, edge

@@ -34,9 +34,9 @@ in which a worker process is killed mid-epoch (Dask reruns that shard's epoch, r
 needs that was lost with the worker: the shard's arrays, a delta, the base). `DaskShards.traffic`
 records the bytes of every epoch (`EpochTraffic`).
 
-Not here (yet): workers reading their own part of the input (the shard's arrays are built by the driver
-and travel once, through the scheduler, which keeps them as the task's argument), and the attribute index
-built by a reduce over the shards (the driver fits it).
+Where the driver read the input, the shards' arrays travel from it once, through the scheduler, which keeps
+them as the task's argument. Where the workers read their own parts (`structperc.parallel.dask_parts`),
+the shards are their tasks' results and never leave the workers.
 """
 from __future__ import annotations
 
@@ -415,7 +415,9 @@ class DaskShards:
         self._pairs = self._submit(hold, (st.ptr, st.labels, st.active), name="pairs")
         # one shard per worker to begin with (a preference, not a pin: any worker may rebuild it)
         workers = sorted(self.client.nthreads())
-        self._shard_futures = [self._submit(hold, shard, name=f"shard-{shard.index}",
+        # a shard the workers made themselves (`structperc.parallel.dask_parts`) is a future already
+        self._shard_futures = [shard if isinstance(shard, distributed_module().Future) else
+                               self._submit(hold, shard, name=f"shard-{shard.index}",
                                             workers=[workers[i % len(workers)]], allow_other_workers=True)
                                for i, shard in enumerate(self.shards)]
 

@@ -357,8 +357,8 @@ def _finish_mix(ref: np.ndarray, acc: np.ndarray, K: float) -> None:
 
 
 def train_mixed(
-    feats: Features,
-    y: np.ndarray,
+    feats: Features | None,
+    y: np.ndarray | None,
     state: PerceptronState,
     *,
     mask: np.ndarray,
@@ -383,6 +383,7 @@ def train_mixed(
     start_method: str | None = None,
     sparse: bool = False,
     runner: Callable[[list[Shard], PerceptronState], Any] | None = None,
+    totals: tuple[int, int] | None = None,
 ) -> tuple[Weights, int]:
     """`structperc.train.perceptron.train_perceptron` by iterative parameter mixing over ``shards``
     shards (see the module docstring): the same arguments, dev scoring, best epoch, checkpoints
@@ -398,12 +399,24 @@ def train_mixed(
     `structperc.parallel.dask_training.dask_runner`). ``progress`` hears of whole epochs
     only. A resumed ``state`` must come from a mixed run with the same shards and mixing (the caller's
     checkpoint fingerprint says so).
+
+    Without ``feats`` and ``y`` (None), ``shards`` are made elsewhere and ``runner`` runs them where they
+    are (Dask workers that read and featurized their own parts: `structperc.parallel.dask_parts`);
+    ``totals`` is then the run's (sentences, tokens).
     """
     if mixing not in MIXINGS:
         raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
-    inputs = epoch_inputs(feats, y, state, mask, end, allowed, values, margin_hyperparameters(margin, step, C))
-    mask, end = inputs.mask, inputs.end
-    parts = make_shards(inputs, shards, seed, shuffle) if isinstance(shards, int) else shards
+    if feats is None or y is None:
+        if isinstance(shards, int) or runner is None or totals is None:
+            raise ValueError("without features, give the shards, their runner and the totals")
+        mask, end = np.ascontiguousarray(mask, dtype=np.float64), np.ascontiguousarray(end, dtype=np.float64)
+        parts, (n_sent, n_tok) = shards, totals
+    else:
+        inputs = epoch_inputs(feats, y, state, mask, end, allowed, values,
+                              margin_hyperparameters(margin, step, C))
+        mask, end = inputs.mask, inputs.end
+        parts = make_shards(inputs, shards, seed, shuffle) if isinstance(shards, int) else shards
+        n_sent, n_tok = inputs.n_sent, inputs.n_tok
     if runner is not None:
         shards_run = runner(parts, state)
     elif processes:
@@ -412,7 +425,6 @@ def train_mixed(
         shards_run = ProcessShards(parts, state, start_method, sparse)
     else:
         shards_run = SerialShards(parts, state)
-    n_sent = inputs.n_sent
     with shards_run as run:
         while state.epoch < epochs:
             started = time.perf_counter()
@@ -425,7 +437,7 @@ def train_mixed(
             if progress is not None:
                 progress(n_sent, n_sent)
             report = EpochReport(state.epoch, epochs, sum(r.mistakes for r in results),
-                                 sum(r.token_errors for r in results), n_sent, inputs.n_tok,
+                                 sum(r.token_errors for r in results), n_sent, n_tok,
                                  time.perf_counter() - started, skipped=sum(r.skipped for r in results))
             end_of_epoch(state, report, mask, end, dev_score, dev_rows, on_epoch_end, callback)
     return _result(state, mask, end, consume)

@@ -19,8 +19,8 @@ from testkit import CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 from structperc.cluster import tagging, worker  # noqa: E402
-from structperc.cluster import parts as cluster_parts  # noqa: E402
-from structperc.cluster.parts import file_parts  # noqa: E402
+from structperc.io import parts as cluster_parts  # noqa: E402
+from structperc.io.parts import file_parts  # noqa: E402
 from structperc.parallel.client import connect  # noqa: E402
 
 FULL_TEST = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "conll2000" / "test.txt"
