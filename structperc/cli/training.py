@@ -9,22 +9,6 @@ import click
 from structperc.cli.environment import single_threaded_blas
 
 
-def _return_freed_memory() -> None:
-    """Make glibc hand freed numpy arrays back to the system while training.
-
-    glibc serves blocks below its mmap threshold from the heap and raises that threshold (up to
-    32 MiB) whenever a larger block is freed, so the medium arrays of feature extraction (columns of
-    keys and ids, 1-10 MB each) stay resident after use. A fixed 128 KiB threshold returns them:
-    peak RSS of `train` on CoNLL-2000 drops by ~9 MB. Other C libraries: nothing to do.
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
-    except (OSError, AttributeError):
-        pass
-
-
 def _columns(value: str | None) -> list[str] | None:
     return [c.strip() for c in value.split(",")] if value else None
 
@@ -133,7 +117,6 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
     from structperc import workflows
     from structperc.model.task import get_task
 
-    _return_freed_memory()
     if lexicon and task != "cws":
         raise click.UsageError("--lexicon is for --task cws")
     callback, progress = _progress(epochs or get_task(task or "chunk").epochs, quiet)
