@@ -44,7 +44,7 @@ class AmbiguityClasses:
         lamb = np.asarray([self.lower.get(w.lower(), UNKNOWN) for w in distinct], dtype=object)
         return {AMB_COLUMN: amb[codes].tolist(), LAMB_COLUMN: lamb[codes].tolist()}
 
-    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), COLUMNS)
 
     def to_json(self) -> dict[str, Any]:

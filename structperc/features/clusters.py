@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class ClusterMap:
             out[name] = table[codes].tolist()
         return out
 
-    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         """``corpus`` with the cluster columns (``values``, or the map's own)."""
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from structperc.forking import forked_map
-from structperc.io.corpus import Corpus
+from structperc.io.corpus import Corpus, compact
 
 
 class ColumnDictionary(Protocol):
@@ -30,8 +30,9 @@ class ColumnDictionary(Protocol):
     def values(self, corpus: Corpus) -> dict[str, list[str]]:
         """The columns that depend on the dictionary's entries, one value per token of ``corpus``."""
 
-    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
-        """``corpus`` with every column of the dictionary: ``values`` (jackknifed) or its own."""
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
+        """``corpus`` with every column of the dictionary: ``values`` (jackknifed: lists, or
+        ``(distinct, codes)``) or its own."""
 
     def to_json(self) -> Any:
         """What the model file keeps of it."""
@@ -49,8 +50,9 @@ class DictionaryLearner(Protocol):
         """The dictionary of the given sentences (indices into the training corpus, ascending)."""
 
 
-def with_columns(corpus: Corpus, values: dict[str, list[str]], names: tuple[str, ...]) -> Corpus:
-    """``corpus`` with the columns ``names`` of ``values``: what a dictionary's `annotate` writes."""
+def with_columns(corpus: Corpus, values: dict[str, Any], names: tuple[str, ...]) -> Corpus:
+    """``corpus`` with the columns ``names`` of ``values`` (lists, or ``(distinct, codes)``): what a
+    dictionary's `annotate` writes."""
     for name in names:
         corpus = corpus.with_column(name, values[name])
     return corpus
@@ -72,10 +74,19 @@ def fold_assignment(n_sentences: int, folds: int, seed: int, block: int = 1) -> 
     return k, fold_of_block[np.arange(n_sentences) // block] if block > 1 else fold_of_block
 
 
-def _fold_values(fold: int, learner: Any, corpus: Corpus, fold_of: np.ndarray) -> dict[str, list[str]]:
-    """One fold's values: the dictionary of the other folds' sentences on the fold's sentences."""
+def _fold_values(fold: int, learner: Any, corpus: Corpus, fold_of: np.ndarray) \
+        -> dict[str, tuple[list[str], np.ndarray]]:
+    """One fold's values: the dictionary of the other folds' sentences on the fold's sentences, each
+    column as ``(distinct, codes)`` (what travels back from a forked worker: a few values and an
+    integer array, not a string per token)."""
     rows = np.flatnonzero(fold_of == fold)
-    return learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
+    values = learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
+    out = {}
+    for name, column in values.items():
+        distinct = list(dict.fromkeys(column))
+        code = {v: i for i, v in enumerate(distinct)}
+        out[name] = (distinct, np.fromiter(map(code.__getitem__, column), dtype=np.int64, count=len(column)))
+    return out
 
 
 def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
@@ -86,7 +97,8 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
     fold ``k``; with one fold (``folds=1`` or a one-sentence corpus) every sentence gets the full
     dictionary's. A learner with a ``block`` attribute has its folds made of that many consecutive
     sentences (`fold_assignment`). ``workers`` > 1 computes the folds in that many forked processes
-    (parameter mixing's ``--workers``): the same values, as each fold's depend on the data alone.
+    (parameter mixing's ``--workers``): the same values, as each fold's depend on the data alone. The
+    columns are kept as codes (`Corpus.with_column`).
     """
     n = len(corpus)
     k, fold_of = fold_assignment(n, folds, seed, getattr(learner, "block", 1))
@@ -94,8 +106,8 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
     if k == 1:
         return full.annotate(corpus), full
     lengths = np.diff(corpus.sent_ptr)
-    merged: dict[str, np.ndarray] = {}
-    # forked workers inherit the learner and corpus; only each fold's values come back
+    merged: dict[str, tuple[dict[str, int], np.ndarray]] = {}
+    # forked workers inherit the learner and corpus; only each fold's codes come back
     parts = forked_map(lambda fold: _fold_values(fold, learner, corpus, fold_of), range(k), workers)
     for fold, part in enumerate(parts):
         rows = np.flatnonzero(fold_of == fold)
@@ -103,10 +115,12 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
         lens = lengths[rows]
         starts = np.cumsum(lens) - lens
         tokens = np.repeat(corpus.sent_ptr[rows] - starts, lens) + np.arange(int(lens.sum()))
-        for name, vals in part.items():
-            out = merged.setdefault(name, np.empty(corpus.n_tokens, dtype=object))
-            out[tokens] = vals
-    return full.annotate(corpus, {name: v.tolist() for name, v in merged.items()}), full
+        for name, (distinct, codes) in part.items():
+            ids, out = merged.setdefault(name, ({}, np.empty(corpus.n_tokens, dtype=np.int64)))
+            remap = np.fromiter((ids.setdefault(v, len(ids)) for v in distinct), dtype=np.int64, count=len(distinct))
+            out[tokens] = remap[codes]
+    values = {name: compact(list(ids), codes) for name, (ids, codes) in merged.items()}
+    return full.annotate(corpus, values), full
 
 
 class Dictionaries:
@@ -126,7 +140,7 @@ class Dictionaries:
             out.update(p.values(corpus))
         return out
 
-    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         for p in self.parts:
             mine = None if values is None else {k: v for k, v in values.items() if k in p.columns}
             corpus = p.annotate(corpus, mine)

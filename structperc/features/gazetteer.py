@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -163,7 +163,7 @@ class Gazetteer:
         return ({w: "|".join(sorted(r)) for w, r in roles.items()},
                 {w: "|".join(sorted({r[2:] for r in rs})) for w, rs in roles.items()})
 
-    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         """``corpus`` with the ``gaz``, ``doc`` and ``case`` columns and the extra ones (``values``:
         jackknifed ``gaz``, ``case`` …; the ``doc`` columns read only words, so they always come from
         the whole corpus)."""

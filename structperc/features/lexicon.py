@@ -19,7 +19,7 @@ Further columns, opt-in (``extended``; issue #20's study, where none paid on hel
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -222,7 +222,7 @@ class SegmentationDictionary:
                 store.extend(v)
         return dict(zip(names, cols))
 
-    def annotate(self, corpus: Corpus, values: dict[str, list[str]] | None = None) -> Corpus:
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
     def to_json(self) -> dict:

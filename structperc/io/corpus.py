@@ -61,11 +61,15 @@ class ColumnMap(Mapping):
         """``(distinct, codes)`` of a column held as codes, else None."""
         return self._coded.get(name)
 
-    def with_column(self, name: str, values: list[str]) -> "ColumnMap":
-        """A new map that also holds (or replaces) ``name``; shares every other column."""
+    def with_column(self, name: str, values: list[str] | tuple[list[str], np.ndarray]) -> "ColumnMap":
+        """A new map that also holds (or replaces) ``name`` (a list, or ``(distinct, codes)``); shares
+        every other column."""
         coded = {k: v for k, v in self._coded.items() if k != name}
         lists = {k: v for k, v in self._lists.items() if k != name}
-        lists[name] = values
+        if isinstance(values, tuple):
+            coded[name] = values
+        else:
+            lists[name] = values
         names = self._names + ([name] if name not in self else [])
         return ColumnMap(lists, coded, names)
 
@@ -221,19 +225,25 @@ class Corpus:
         self.columns = {}
         self._factorized.clear()
 
-    def with_column(self, name: str, values: list[str]) -> "Corpus":
-        if len(values) != self.n_tokens:
-            raise ValueError(f"column {name!r} has {len(values)} values for {self.n_tokens} tokens")
-        if isinstance(self.columns, ColumnMap):
-            out = Corpus(self.columns.with_column(name, values), self.sent_ptr, self.source,
-                         self.sent_lines)
-            # the other columns are unchanged: their codes (and the positions) still hold
-            out._factorized.update({k: v for k, v in self._factorized.items() if k != name})
-            return out
-        cols = dict(self.columns)
-        cols[name] = values
-        out = Corpus(cols, self.sent_ptr, self.source, self.sent_lines)
+    def with_column(self, name: str, values: list[str] | tuple[list[str], np.ndarray]) -> "Corpus":
+        """This corpus with the column ``name`` added (or replaced): a list of one value per token, or
+        ``(distinct, codes)`` as `factorize` returns them (``distinct`` in order of first occurrence),
+        kept as codes: no string per token is made unless the column is read as a list."""
+        coded = isinstance(values, tuple)
+        n = len(values[1]) if coded else len(values)
+        if n != self.n_tokens:
+            raise ValueError(f"column {name!r} has {n} values for {self.n_tokens} tokens")
+        if coded or isinstance(self.columns, ColumnMap):
+            base = self.columns if isinstance(self.columns, ColumnMap) else ColumnMap(dict(self.columns))
+            out = Corpus(base.with_column(name, values), self.sent_ptr, self.source, self.sent_lines)
+        else:
+            cols = dict(self.columns)
+            cols[name] = values  # type: ignore[assignment]
+            out = Corpus(cols, self.sent_ptr, self.source, self.sent_lines)
+        # the other columns are unchanged: their codes (and the positions) still hold
         out._factorized.update({k: v for k, v in self._factorized.items() if k != name})
+        if coded:
+            out._factorized[name] = values
         return out
 
     @classmethod
