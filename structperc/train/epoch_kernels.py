@@ -46,6 +46,13 @@ AOT_EXPORTS = {
                                  "i2[::1], u1[::1], f4[::1], f8[::1], f4[:, ::1], f8[:, ::1], f4[:, :, ::1], "
                                  "f8[:, :, ::1], f8[:, ::1], f8[::1], i8, i8, u1[:, ::1], u1[::1], f4[:, ::1], "
                                  "f8[::1])",
+    # iterative parameter mixing (`structperc.train.mixing.mix`): a block of one array at a time
+    "mix_accumulate_f4": "void(f8[::1], u1[::1], f8, f4[::1], f4[::1], u4[::1], u4[::1])",
+    "mix_accumulate_f8": "void(f8[::1], u1[::1], f8, f8[::1], f8[::1], u8[::1], u8[::1])",
+    "mix_finish_f4": "void(f8[::1], f8, f4[::1], f8[::1])",
+    "mix_finish_f8": "void(f8[::1], f8, f8[::1], f8[::1])",
+    "mix_write_f4": "void(f4[::1], f8[::1], u1[::1], i8)",
+    "mix_write_f8": "void(f8[::1], f8[::1], u1[::1], i8)",
 }
 
 #: Layout of the margin epoch's hyperparameter vector ``H`` (float64): the margin ρ, the step rule
@@ -678,3 +685,67 @@ def warm_up() -> None:
                               np.zeros((2, 1)), np.zeros((1, 2, 1), np.float32), np.zeros((1, 2, 1)),
                               np.zeros((2, 1)), np.zeros(1), 0, 1, np.zeros((0, 1), np.uint8),
                               np.zeros(0, np.uint8), np.ones((1, 1), np.float32), hp)
+
+
+# ------------------------------------------------------------------ iterative parameter mixing
+# `structperc.train.mixing.mix` in one pass per step instead of a numpy pass per operation: the same
+# float64 arithmetic in the same order (x − x₀, times k_i, added to acc; x₀ + acc / K where acc ≠ 0),
+# so the same bits (tested against the numpy steps).
+
+@njit(cache=True, nogil=True)
+def _mix_accumulate(acc, same, ki, x, x0, xb, x0b):
+    """``acc += ki·(x − x0)`` in float64 (skipped for ki = 0), and ``same`` cleared where the bits of
+    ``x`` and ``x0`` differ."""
+    for i in range(acc.shape[0]):
+        if xb[i] != x0b[i]:
+            same[i] = 0
+        if ki != 0.0:
+            acc[i] = acc[i] + (np.float64(x[i]) - np.float64(x0[i])) * ki
+
+
+@njit(cache=True, nogil=True)
+def _mix_finish(acc, K, x0, ref):
+    """``ref = x0 + acc / K`` where ``acc`` ≠ 0, else ``x0`` exactly (float64)."""
+    for i in range(acc.shape[0]):
+        r = np.float64(x0[i])
+        if acc[i] != 0.0:
+            r = r + acc[i] / K
+        ref[i] = r
+
+
+@njit(cache=True, nogil=True)
+def _mix_write(out, ref, same, everywhere):
+    """``out = ref`` (cast to ``out``'s type) everywhere, or only where ``same`` is 0."""
+    for i in range(out.shape[0]):
+        if everywhere or same[i] == 0:
+            out[i] = ref[i]
+
+
+@njit(cache=True, nogil=True)
+def mix_accumulate_f4(acc, same, ki, x, x0, xb, x0b):
+    _mix_accumulate(acc, same, ki, x, x0, xb, x0b)
+
+
+@njit(cache=True, nogil=True)
+def mix_accumulate_f8(acc, same, ki, x, x0, xb, x0b):
+    _mix_accumulate(acc, same, ki, x, x0, xb, x0b)
+
+
+@njit(cache=True, nogil=True)
+def mix_finish_f4(acc, K, x0, ref):
+    _mix_finish(acc, K, x0, ref)
+
+
+@njit(cache=True, nogil=True)
+def mix_finish_f8(acc, K, x0, ref):
+    _mix_finish(acc, K, x0, ref)
+
+
+@njit(cache=True, nogil=True)
+def mix_write_f4(out, ref, same, everywhere):
+    _mix_write(out, ref, same, everywhere)
+
+
+@njit(cache=True, nogil=True)
+def mix_write_f8(out, ref, same, everywhere):
+    _mix_write(out, ref, same, everywhere)

@@ -228,15 +228,33 @@ class _Scratch:
         return ref
 
 
+def _mix_kernels(dtype: np.dtype) -> tuple[Callable, Callable, Callable] | None:
+    """The compiled steps of `mix` for float32 or float64 arrays (the ahead-of-time build, else numba's
+    JIT), or None for another dtype (the numpy steps then)."""
+    if dtype not in (np.float32, np.float64):
+        return None
+    from structperc.compiled import loader
+
+    suffix = "f4" if dtype == np.float32 else "f8"
+    names = (f"mix_accumulate_{suffix}", f"mix_finish_{suffix}", f"mix_write_{suffix}")
+    found = [loader.aot(name) for name in names]
+    if any(f is None for f in found):
+        from structperc.train import epoch_kernels
+
+        found = [getattr(epoch_kernels, name) for name in names]
+    return found[0], found[1], found[2]
+
+
 def mix(parts: Sequence[np.ndarray], k: Sequence[int], outs: Sequence[np.ndarray], lo: int = 0,
-        hi: int | None = None) -> None:
+        hi: int | None = None, compiled: bool = True) -> None:
     """Write ``Σ_i k_i·parts[i] / Σk`` over flat elements ``lo:hi`` into every array of ``outs``
     (which may be among ``parts``), computed as described in the module docstring: float64,
     ``x_0 + Σ_{i≥1} k_i (x_i − x_0) / K``, and x_0 itself where that sum is 0.
 
     Where every part holds the same bits as ``parts[0]`` (a weight no shard changed: most of them
     late in training) nothing is written: ``outs`` among ``parts`` already hold the result, and a
-    write would cost memory bandwidth, the price of mixing."""
+    write would cost memory bandwidth, the price of mixing. Each step runs in one compiled pass over
+    a block (``compiled``, default; else numpy's passes, the same bits)."""
     flat = [p.reshape(-1) for p in parts]
     dest = [o.reshape(-1) for o in outs]
     hi = len(flat[0]) if hi is None else hi
@@ -244,12 +262,25 @@ def mix(parts: Sequence[np.ndarray], k: Sequence[int], outs: Sequence[np.ndarray
     work = _Scratch(min(BLOCK, max(hi - lo, 0)))
     bits = np.dtype(f"u{flat[0].dtype.itemsize}")
     skip = all(any(o is p for p in parts) for o in outs)  # outs hold their part's value already
+    kernels = _mix_kernels(flat[0].dtype) if compiled and all(x.dtype == flat[0].dtype for x in flat) and \
+        all(o.dtype == flat[0].dtype for o in dest) else None
     for a in range(lo, hi, BLOCK):
         b = min(a + BLOCK, hi)
         ref, acc, same, eq = work.ref[:b - a], work.acc[:b - a], work.same[:b - a], work.eq[:b - a]
-        np.copyto(ref, flat[0][a:b])
         acc.fill(0.0)
         same.fill(True)
+        if kernels is not None:
+            accumulate, finish, write = kernels
+            same_u1 = same.view(np.uint8)
+            x0 = flat[0][a:b]
+            for ki, x in zip(k[1:], flat[1:]):
+                accumulate(acc, same_u1, float(ki), x[a:b], x0, x[a:b].view(bits), x0.view(bits))
+            finish(acc, K, x0, ref)
+            if not skip or not same.all():
+                for o in dest:
+                    write(o[a:b], ref, same_u1, 0 if skip else 1)
+            continue
+        np.copyto(ref, flat[0][a:b])
         for ki, x in zip(k[1:], flat[1:]):
             np.equal(x[a:b].view(bits), flat[0][a:b].view(bits), out=eq)
             np.logical_and(same, eq, out=same)

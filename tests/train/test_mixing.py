@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.state_weights import feature_set
-from structperc.train.mixing import (EpochOrders, Shard, make_shards, mix, mixing_numerators, shard_bounds,
+from structperc.train.mixing import (BLOCK, EpochOrders, Shard, make_shards, mix, mixing_numerators, shard_bounds,
                                      shard_order, train_mixed)
 from structperc.train.perceptron import EpochReport, PerceptronState, epoch_inputs, train_perceptron
 
@@ -314,3 +316,33 @@ def test_mix_in_place_writes_every_block_where_any_differs():
     u0, u1 = np.array([0.5, 1.0]), np.array([0.5, 2.0])
     mix([u0, u1], [3, 1], [u0, u1])  # mistake-weighted: 1 + (2 - 1) / 4
     assert u0.tolist() == u1.tolist() == [0.5, 1.25]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([np.float32, np.float64]), st.integers(2, 4), st.integers(0, 2**32 - 1),
+       st.booleans(), st.booleans())
+def test_compiled_mixing_steps_give_numpys_bits(dtype, n_parts, seed, weighted, into_parts):
+    """`mix`'s compiled pass per step and numpy's passes: the same bits, over a range that spans
+    blocks, with signed zeros, NaN, equal and cancelling elements, zero weights and either kind of
+    output (the parts themselves, or another array)."""
+    rng = np.random.default_rng(seed)
+    n = 2 * BLOCK + 17
+    base = rng.standard_normal(n).astype(dtype)
+    parts = []
+    for _ in range(n_parts):
+        p = base.copy()
+        moved = rng.random(n) < 0.4
+        p[moved] = rng.choice(np.array([0.0, -0.0, np.nan, 1.5, -1.5, 1e-30], dtype), int(moved.sum()))
+        parts.append(p)
+    k = [int(v) for v in rng.integers(0, 4, n_parts)] if weighted else [1] * n_parts
+    if sum(k) == 0:
+        k[0] = 1
+    lo, hi = int(rng.integers(0, 100)), n - int(rng.integers(0, 100))
+    results = []
+    for compiled in (True, False):
+        copies = [p.copy() for p in parts]
+        outs = copies if into_parts else [np.full(n, 7.0, dtype)]
+        mix(copies, k, outs, lo, hi, compiled=compiled)
+        results.append([o.view(f"u{o.itemsize}").copy() for o in outs])
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
