@@ -83,8 +83,12 @@ def accuracy(corpora: list[str], shards: list[int], epochs: int, mixings: list[s
                       f"{100 * test_f1:>8.2f} {delta:>+12.2f} {reach:>24} {seconds:>8.1f}", flush=True)
 
 
-def _train_cmd(corpus: str, workers: int, epochs: int | None, model: Path) -> list[str]:
-    cmd = [sys.executable, "-m", "structperc.cli", "train", "--model", str(model), "--workers", str(workers)]
+def _train_cmd(corpus: str, workers: int | str, epochs: int | None, model: Path) -> list[str]:
+    """``workers``: a number, or ``"dask:N"`` (N shards on ``--dask local:N``)."""
+    dask = isinstance(workers, str)
+    n = int(str(workers).split(":")[1]) if dask else workers
+    cmd = [sys.executable, "-m", "structperc.cli", "train", "--model", str(model), "--workers", str(n)]
+    cmd += ["--dask", f"local:{n}"] if dask else []
     if corpus == "sxu":
         cmd += ["--train", str(SXU / "train.txt"), "--task", "cws", "--epochs", str(epochs or 15)]
     else:
@@ -93,13 +97,13 @@ def _train_cmd(corpus: str, workers: int, epochs: int | None, model: Path) -> li
     return cmd
 
 
-def wall(corpora: list[str], workers: list[int], repeats: int, conll_epochs: int | None) -> None:
+def wall(corpora: list[str], workers: list, repeats: int, conll_epochs: int | None) -> None:
     print(f"\n== structperc train, end to end, best of {repeats} (worker counts interleaved)")
     print(f"{'corpus':>9} {'workers':>7} {'wall s':>8} {'ratio':>6} {'epochs s':>9} {'ratio':>6} "
           f"{'rest s':>7}  (rest: start-up, reading, features, saving)")
     with tempfile.TemporaryDirectory() as tmp:
         for corpus in corpora:
-            best: dict[int, tuple[float, float]] = {}
+            best: dict = {}
             for r in range(repeats):
                 for n in workers:
                     started = time.perf_counter()
@@ -114,7 +118,7 @@ def wall(corpora: list[str], workers: list[int], repeats: int, conll_epochs: int
             first = best[workers[0]]
             for n in workers:
                 w, e = best[n]
-                print(f"{corpus:>9} {n:>7} {w:>8.2f} {w / first[0]:>6.2f} {e:>9.2f} {e / first[1]:>6.2f} "
+                print(f"{corpus:>9} {str(n):>7} {w:>8.2f} {w / first[0]:>6.2f} {e:>9.2f} {e / first[1]:>6.2f} "
                       f"{w - e:>7.2f}", flush=True)
 
 
@@ -169,7 +173,8 @@ def main() -> None:
     ap.add_argument("--refit", choices=["yes", "no"], default="yes",
                     help="retrain on all of train at the best epoch and score test.txt")
     ap.add_argument("--wall", default="conll2000,sxu", help="corpora for the wall-time table")
-    ap.add_argument("--workers", default="1,2", help="worker counts of the wall-time table")
+    ap.add_argument("--workers", default="1,2,dask:2",
+                    help="worker counts of the wall-time table; dask:N is N shards on --dask local:N")
     ap.add_argument("--conll-epochs", type=int, default=None, help="epochs of the CoNLL wall-time runs")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--skip-accuracy", action="store_true")
@@ -184,7 +189,8 @@ def main() -> None:
         accuracy([c for c in args.accuracy.split(",") if c], _ints(args.shards), args.epochs,
                  [m for m in args.mixing.split(",") if m], args.refit == "yes", args.seed)
     if not args.skip_wall:
-        wall([c for c in args.wall.split(",") if c], _ints(args.workers), args.repeats, args.conll_epochs)
+        counts = [w if w.startswith("dask:") else int(w) for w in args.workers.split(",") if w]
+        wall([c for c in args.wall.split(",") if c], counts, args.repeats, args.conll_epochs)
     if args.growth:
         growth(_ints(args.growth), args.growth_epochs, args.growth_workers)
 

@@ -48,13 +48,15 @@ class Assessment:
     def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False,
                  calibration: bool = True) -> dict:
         """A report on gold-tagged data: span P/R/F1 per type (span tasks) or token accuracy, and
-        (``calibration``) the expected calibration error of the token confidence."""
+        (``calibration``) the expected calibration error of the token confidence (first-order models: a
+        second-order one has no marginals)."""
         corpus = self.gold_corpus(X, y)
         gold = list(corpus.sentences(self.task_.tag_column))
         pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
         report = tagging_report(gold, pred, self.task_, strict=strict)
-        if calibration:
-            c = inference.calibration_report(self.model_, corpus)
+        model = self.model_
+        if calibration and model.weights.order == 1:
+            c = inference.calibration_report(model, corpus)
             report["calibration"] = {k: c[k] for k in ("temperature", "fitted", "ece", "nll")}
         return report
 

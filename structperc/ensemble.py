@@ -24,6 +24,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from structperc import fitting
+from structperc.errors import InputError
 from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.inputs import to_corpus
@@ -67,6 +68,7 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     averaged weights)`` after each of the given epochs (one run per seed, continued epoch to epoch:
     the weights after epoch e are those of an e-epoch run). For choosing the number of epochs and
     of members on a development set."""
+    tagger.weights_.check_first_order("seed-averaged members")  # the members are trained first-order
     data = _training_instances(tagger, X, y)
     mask, end = masks(tagger.labels_, tagger.task_)
     n_labels = len(tagger.labels_)
@@ -96,6 +98,8 @@ def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2
         raise ValueError(f"seeds must be distinct, got {seeds}")
     if "seed" in params or "dev" in params:
         raise TypeError("train_seed_average takes seeds=…, and no dev set")
+    if params.get("order", 1) != 1:
+        raise InputError("seed averaging trains first-order members: leave out order=2")
     tagger = Tagger(seed=seeds[0], **params).fit(X, y)
     if len(seeds) > 1:
         epochs = tagger.provenance_["epochs"]

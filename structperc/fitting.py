@@ -174,8 +174,8 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
     epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it. The
     temperature of the model's probabilities is fitted on ``dev`` or on that held-out fraction
-    (`structperc.inference.calibrate`). ``workers`` > 1 trains both by iterative parameter mixing
-    (see `train_model`)."""
+    (`structperc.inference.calibrate`; not for a second-order model, which has no marginals).
+    ``workers`` > 1 trains both by iterative parameter mixing (see `train_model`)."""
     epochs = task.epochs
     dev_history, calibration = None, None
     if dev is None and params.get("dev_split"):
@@ -195,8 +195,9 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         probe.dev_history = dev_history = probe.history
         # τ is fitted on the probe's held-out slice: the refit model has seen those sentences
         probe.model.tag_dictionary = tag_dictionary
-        probe.model.calibration = calibration = calibrate(probe.model, held_out)
-        calibration["source"] = f"{corpus.source} (the held-out {params['dev_split']:g})"
+        if _order(params) == 1:  # marginals (and so the temperature) are first-order only
+            probe.model.calibration = calibration = calibrate(probe.model, held_out)
+            calibration["source"] = f"{corpus.source} (the held-out {params['dev_split']:g})"
         if not params.get("refit", True):
             return probe
         epochs = probe.best_epoch
@@ -209,7 +210,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
                          mixing=mixing, dask=dask)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
-    if dev is not None:
+    if dev is not None and _order(params) == 1:
         calibration = calibrate(fitted.model, dev)
     fitted.model.calibration = calibration
     return fitted
@@ -234,6 +235,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     scale = _scale(workers, mixing)
     if dask is not None and not scale:
         raise InputError("--dask trains by parameter mixing: give the number of shards with --workers N (N > 1)")
+    _check_order(params, bool(scale), resume is not None or checkpoint_dir is not None)
     unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
                                                        unknown, workers=workers)
@@ -281,6 +283,7 @@ def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[
     from structperc.parallel.client import using
     from structperc.parallel.dask_parts import featurize_on_workers, training_parts
 
+    _check_order(params, True, False)
     for name, refused in (("dev_split", "--dev-split (use --dev)"), ("tag_dictionary", "--tag-dictionary"),
                           ("lexicon", "a lexicon")):
         if params.get(name):
@@ -341,6 +344,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     if not isinstance(model.features, FeatureIndex):
         raise InputError("continued training needs a model of templates over columns; refit a "
                          "StructuredPerceptron with fit()")
+    if model.weights.order2 is not None:
+        raise InputError("continued training is not available for second-order models (order=2): train a new one")
     task, old = model.task, model.weights
     label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
                                                                model.labels,
@@ -367,6 +372,22 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     return fitted
 
 
+def _order(params: dict) -> int:
+    """The Markov order of the transitions a run trains (``params["order"]``; models saved before it: 1)."""
+    return int(params.get("order", 1))
+
+
+def _check_order(params: dict, mixing: bool, checkpoints: bool) -> None:
+    """Refuse what second-order training (`structperc.train.order2`) does not do, in one line each."""
+    if _order(params) == 1:
+        return
+    if mixing:
+        raise InputError("second-order transitions (order=2) train on one worker: leave out --workers/--dask")
+    if checkpoints:
+        raise InputError("second-order transitions (order=2) do not save or resume checkpoints: leave out "
+                         "--checkpoint-dir/--resume")
+
+
 def _scale(workers: int, mixing: str | None) -> dict:
     """``{"workers": N, "mixing": ...}`` for iterative parameter mixing (checked), or ``{}`` for one
     worker: what the checkpoint fingerprint and the model's provenance record of it."""
@@ -377,6 +398,24 @@ def _scale(workers: int, mixing: str | None) -> dict:
     if mixing is not None and mixing not in MIXINGS:
         raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
     return {"workers": int(workers), "mixing": mixing or DEFAULT_MIXING} if workers > 1 else {}
+
+
+def _train_order2(data: Instances, state: PerceptronState, kwargs: dict[str, Any]) -> tuple[Weights, int]:
+    """`train_perceptron`'s run with second-order transitions (`structperc.train.order2`): the same
+    arguments but the checkpoint hook and the live progress, which it does not take; the dev score
+    decodes with the epoch's second-order weights. The weights carry them as ``order2``."""
+    from structperc.train.order2 import train_perceptron_order2
+
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("on_epoch_end", "progress")}
+    score = kwargs.pop("dev_score")
+
+    def dev_score(weights: Weights, T2: np.ndarray) -> float:
+        weights.order2 = T2
+        return score(weights)
+    weights, T2, best_epoch = train_perceptron_order2(data.feats, data.y, state,
+                                                      dev_score=None if score is None else dev_score, **kwargs)
+    weights.order2 = T2
+    return weights, best_epoch
 
 
 def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, epochs: int, dev: Corpus | None,
@@ -442,6 +481,9 @@ def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, 
         else:
             weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
                                               mixing=scale["mixing"], runner=runner, **kwargs)
+    elif _order(model["params"]) == 2:
+        assert data is not None
+        weights, best_epoch = _train_order2(data, state, kwargs)
     else:
         assert data is not None  # only mixing runs from shards the workers hold
         weights, best_epoch = train_perceptron(data.feats, data.y, state, **kwargs)

@@ -39,6 +39,12 @@ def check(params: dict[str, Any], task: Task) -> None:
         raise InputError(f"feature_set must be one of {', '.join(FEATURE_SETS)}, got "
                          f"{params['feature_set']!r}")
     margin_hyperparameters(params.get("margin", 0.0), params.get("step", "perceptron"), params.get("C", 1.0))
+    order = params.get("order", 1)
+    if isinstance(order, bool) or order not in (1, 2):
+        raise InputError(f"order must be 1 or 2 (the Markov order of the transitions), got {order!r}")
+    if order == 2 and (float(params.get("margin", 0.0)) != 0.0 or params.get("step", "perceptron") != "perceptron"):
+        raise InputError("second-order transitions (order=2) train with the default update only: leave out "
+                         "margin and step")
     if not 0.0 <= float(params["dev_split"]) < 1.0:
         raise InputError(f"dev_split must be in [0, 1), got {params['dev_split']!r}")
     if task.metric == "span" and (task.scheme not in SPAN_SCHEMES

@@ -81,7 +81,9 @@ class Served:
         return {"name": self.name, "task": task.name, "endpoint": "/segment" if self.segments else "/tag",
                 "columns": self.columns, "labels": projection_matrix(model)[0],
                 "scheme": task.scheme if is_span else None, "spans": is_span and not self.segments,
-                "marginals": not self.segments, "nbest": not self.segments,
+                # a second-order model decodes its best path only
+                "marginals": not self.segments and model.weights.order == 1,
+                "nbest": not self.segments and model.weights.order == 1,
                 "calibrated": model.calibration is not None}
 
 

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "structperc"
 #: units on lower floors; units on the same floor do not import each other.
 FLOORS: dict[str, int] = {
     "errors": 0, "version": 0, "compiled": 0, "forking": 0, "_aot": 0, "_aot_read": 0, "_aot_fb": 0, "_aot_nbest": 0,
-    "_aot_constrained": 0,
+    "_aot_constrained": 0, "_aot_order2": 0,
     "io": 1,
     "labels": 2,
     "features": 3,

@@ -92,6 +92,11 @@ def _progress(epochs: int, quiet: bool):
                    "perceptron) [default: 0].")
 @click.option("--pa-c", "C", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="The largest passive-aggressive step (with --step pa) [default: 1].")
+@click.option("--order", type=click.IntRange(1, 2), default=None,
+              help="Markov order of the transitions: 2 adds (y[-2], y[-1], y[0]) transitions, decoded by a Viterbi "
+                   "over label pairs. Opt-in: it paid on NER in our study (esp.testa +0.4 F1, mean of 5 seeds) at "
+                   "twice the seconds per epoch (x1.2 for the whole command), and not on chunking, POS or cws. "
+                   "One worker; no --margin/--step pa, marginals, k-best or calibration [default: 1].")
 @click.option("--clusters", "clusters", metavar="FILE",
               help="Word clusters ('structperc clusters', or wcluster's paths file) for templates reading "
                    "clu4, clu6, clu10, clu20 or clu (cluster-path prefixes); saved in the model.")
@@ -110,8 +115,8 @@ def _progress(epochs: int, quiet: bool):
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
-          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, clusters, dask,
-          read_on_workers, mixing, quiet):
+          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, order, clusters,
+          dask, read_on_workers, mixing, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import workflows
@@ -119,6 +124,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
 
     if lexicon and task != "cws":
         raise click.UsageError("--lexicon is for --task cws")
+    if order == 2 and (task == "cws" or init_model):
+        raise click.UsageError("--order 2 is for training a new tagger (not --task cws, not --init-model)")
     callback, progress = _progress(epochs or get_task(task or "chunk").epochs, quiet)
     model, path = workflows.train(
         train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
@@ -129,7 +136,7 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
         feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag, step=step, margin=margin,
-        C=C)
+        C=C, order=order)
     if not quiet:
         extra = f", best epoch {model.best_epoch_}" if (dev_path or dev_split) else ""
         c = getattr(model, "calibration_", None)

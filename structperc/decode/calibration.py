@@ -52,6 +52,7 @@ def fit_temperature(weights: Weights, feats: Features, gold: np.ndarray,
                     bounds: tuple[float, float] = BOUNDS) -> float:
     """The τ in ``bounds`` minimising `token_nll` on held-out tokens with gold label ids ``gold``
     (int, shape (n_tokens,), −1 where unknown)."""
+    weights.check_first_order("calibrated temperatures")
     from scipy.optimize import minimize_scalar
 
     gold = np.asarray(gold)

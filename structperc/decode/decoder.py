@@ -54,6 +54,9 @@ def predict(weights: Weights, feats: Features, allowed: np.ndarray | None = None
     the same float32 arithmetic and give the same labels; with an all-True mask (and L ≥ 2) that
     arithmetic is the unconstrained decoder's, and so are the labels.
 
+    A second-order model (``weights.order2``) is decoded by the pair Viterbi of
+    `structperc.decode.order2` (the same mask semantics, -1 included).
+
     With attribute values (``feats.values``) the corpus is folded into the equivalent problem of
     one attribute per token (`structperc.decode.values`) and decoded as above, a run of sentences
     at a time; with every value 1.0 the labels are those of ``feats`` without values.
@@ -63,6 +66,10 @@ def predict(weights: Weights, feats: Features, allowed: np.ndarray | None = None
     out = np.empty(n_tokens, dtype=np.int32)
     if allowed is not None:
         allowed = check_allowed(allowed, n_tokens, weights.n_labels)
+    if weights.order2 is not None:
+        from structperc.decode.order2 import predict_order2
+
+        return predict_order2(weights, weights.order2, feats, allowed)
     if feats.values is not None:
         from structperc.decode.values import folded_runs
 

@@ -594,6 +594,7 @@ def marginals(weights: Weights, feats: Features, temperature: float = 1.0,
     with an exact log-space fallback) runs when built; otherwise the vectorized numpy twin over
     length batches (`structperc.decode.decoder.length_batches`). Both agree to ~1e-12.
     """
+    weights.check_first_order("token marginals and confidences")
     tau = _check_temperature(temperature)
     L = weights.n_labels
     allowed = None if allowed is None else check_allowed(allowed, int(feats.sent_ptr[-1]), L)
@@ -644,6 +645,7 @@ def path_log_probs(weights: Weights, feats: Features, ids: np.ndarray, temperatu
     array of float64, shape (n_sentences,)
         0 for an empty sentence; -inf for a labelling the model (or ``allowed``) forbids.
     """
+    weights.check_first_order("path probabilities")
     tau = _check_temperature(temperature)
     L = weights.n_labels
     n_tok = int(feats.sent_ptr[-1])
@@ -693,6 +695,7 @@ def span_probs(weights: Weights, feats: Features, spans: Sequence[tuple[int, str
     -------
     array of float64, shape (n_spans,)
     """
+    weights.check_first_order("span probabilities")
     n = len(spans)
     out = np.zeros(n)
     allowed = None if allowed is None else check_allowed(allowed, int(feats.sent_ptr[-1]), weights.n_labels)

@@ -307,6 +307,7 @@ def nbest(weights: Weights, feats: Features, k: int, allowed: np.ndarray | None 
     With attribute values (``feats.values``), the corpus is folded a run of sentences at a time
     (`structperc.decode.values`); with every value 1.0 lists and scores equal those without values.
     """
+    weights.check_first_order("k-best lists")
     k = int(k)
     if k < 1:
         raise InputError(f"the number of paths k must be at least 1, not {k}")

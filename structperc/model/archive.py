@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from structperc.model.state_weights import StateWeights
 
 FORMAT_NAME = "structperc-model"
-FORMAT_VERSION = 1
+#: The newest model format this code reads and writes. 2: second-order transitions (the ``trans2``
+#: array); a file is written at the oldest version that holds it (`structperc.model.schema.write`), so
+#: older structperc releases keep reading first-order models and refuse second-order ones.
+FORMAT_VERSION = 2
 ARCHIVE_NAME = "model.zip"
 _META = "metadata.json"
 _ALLOWED_DTYPES = {"float32", "float64", "int16", "int32", "int64", "uint8", "uint16", "bool"}
@@ -37,11 +40,12 @@ def archive_path(path: str | os.PathLike) -> Path:
     return p if p.suffix == ".zip" else p / ARCHIVE_NAME
 
 
-def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray]) -> Path:
-    """Write metadata and arrays atomically; returns the archive path."""
+def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
+                 version: int = FORMAT_VERSION) -> Path:
+    """Write metadata and arrays atomically, as format ``version``; returns the archive path."""
     target = archive_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, format=FORMAT_NAME, format_version=FORMAT_VERSION,
+    meta = dict(meta, format=FORMAT_NAME, format_version=version,
                 arrays={k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()})
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:

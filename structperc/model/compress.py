@@ -116,7 +116,8 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
     if prune_vocabulary:
         vocab_before, vocab_after = prune_vocabularies(fi)
     weights = Weights(w.sparse.select(keep_state), w.trans.copy(),
-                      with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy())
+                      with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy(),
+                      None if w.order2 is None else w.order2.copy())  # label-indexed: kept whole
     if fi.n_state_attributes != int(keep_state.sum()) or \
             fi.n_transition_attributes != int(keep_trans.sum()):  # pragma: no cover - guards prune()
         raise AssertionError("pruned feature tables and weights disagree in size")

@@ -22,7 +22,8 @@ def model_info(path: str | os.PathLike) -> dict:
 
     Keys: ``path``, ``archive``, ``file_size`` (bytes), ``format``, ``format_version``, ``task``,
     ``labels``, ``n_labels``, ``columns``, ``tag_column``, ``scheme``, ``encoding``, ``constrained``,
-    ``metric``, ``templates``, ``n_templates``, ``attributes`` (``state``, ``transition``, ``total``),
+    ``metric``, ``order`` (1, or 2 with second-order transitions), ``templates``, ``n_templates``,
+    ``attributes`` (``state``, ``transition``, ``total``),
     ``nonzero_weights``, ``vocabulary`` (entries per atom), ``params``, ``structperc_version`` (that
     trained it), ``date``, ``epochs``, ``best_epoch``, ``seed``, ``dev_score``, ``n_sentences``,
     ``n_tokens``, ``training_files`` (name and sha256 of each), ``compression`` (None if never
@@ -51,6 +52,7 @@ def model_info(path: str | os.PathLike) -> dict:
         "encoding": model.task.model_scheme,
         "constrained": model.task.constrained,
         "metric": model.task.metric,
+        "order": model.weights.order,
         "templates": list(model.templates),
         "n_templates": len(model.templates),
         "attributes": {"state": fi.n_state_attributes, "transition": fi.n_transition_attributes,
@@ -106,7 +108,8 @@ def format_info(d: dict) -> str:
     lines = [
         f"model        {d['archive']} ({_size(d['file_size'])}, {d['format']} v{d['format_version']})",
         f"task         {d['task']} (metric {d['metric']}, scheme {d['scheme']}, trained in "
-        f"{d['encoding']}{', constrained' if d['constrained'] else ''})",
+        f"{d['encoding']}{', constrained' if d['constrained'] else ''}"
+        f"{', second-order transitions' if d.get('order') == 2 else ''})",
         f"columns      {' '.join(d['columns'])} (predicts {d['tag_column']})",
         f"labels       {d['n_labels']}: {_labels(d['labels'])}",
         f"templates    {d['n_templates']}: {_labels(d['templates'], 8)}",

@@ -5,7 +5,7 @@ arrays + JSON, never pickle, written atomically, versioned). Saving, loading, ``
 ``structperc compress``, the segmenter and every face go through `write` and `read`; nothing else
 knows the metadata's keys.
 
-Metadata (format version 1)::
+Metadata (format version 1; version 2 is a model with second-order transitions, see below)::
 
     labels           sorted label strings (ids are their positions)
     task, columns, tag_column, scheme, encoding, constrained, metric    the `Task`
@@ -16,7 +16,8 @@ Metadata (format version 1)::
                      (`structperc.features.attributes.AttributeIndex`): a key the template models never
                      write, so their files load and save byte for byte as before
     shapes           {"state": [A, L], "cond": [AT, L + 1, L]}
-    params           the estimator's constructor parameters, without the template
+    params           the estimator's constructor parameters, without the template (and without
+                     ``order`` when it is 1: first-order models keep the bytes they had before it)
     provenance       version, date, epochs, best epoch, seed, dev score, training files …
     extra            the learnt dictionaries, one key each: {"gazetteer": …} (NER), {"cws": {train_words,
                      lexicon}}, {"ambiguity": {table, lower}} (POS), {"clusters": {kind, prefixes, paths}};
@@ -28,7 +29,9 @@ Metadata (format version 1)::
 Arrays: ``keys_<i>`` (per-template sorted attribute keys; none in an attribute model),
 ``state_{indptr,indices,values}`` (the non-zero state pairs, row-compressed, float32),
 ``cond_{indptr,indices,values}`` (conditioned transitions, likewise) and ``trans`` ((L + 1) × L, the
-last row ``<bos>``).
+last row ``<bos>``); a model trained with ``order=2`` adds ``trans2`` ((L + 1) × (L + 1) × L, float32,
+`Weights.order2`) and is written as format version 2, which structperc releases that cannot decode
+it refuse ("written by a newer structperc"); every other model is still written as version 1.
 """
 from __future__ import annotations
 
@@ -61,6 +64,8 @@ if TYPE_CHECKING:
     from structperc.features.tagdict import TagDictionary
 
 _SCHEMES = SPAN_SCHEMES + ("none", "bmes")
+#: The format version of first-order models (`write`: the oldest version that holds the model).
+FIRST_ORDER_VERSION = 1
 #: Errors that mean "these bytes do not describe a model" while reading the metadata.
 _DAMAGE = (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, InputError)
 
@@ -183,6 +188,9 @@ def write(path: str | os.PathLike, model: Model) -> Path:
     arrays.update({f"state_{part}": values for part, values in pair_arrays(w.sparse).items()})
     arrays.update({f"cond_{part}": values for part, values in sparse_rows(w.cond[:-1]).items()})
     arrays["trans"] = w.trans.astype(np.float32)
+    if w.order2 is not None:
+        arrays["trans2"] = np.asarray(w.order2, dtype=np.float32)
+    params = {k: v for k, v in model.params.items() if not (k == "order" and v == 1)}
     t = model.task
     meta = {
         "labels": model.labels, "task": t.name, "columns": list(t.columns),
@@ -190,12 +198,12 @@ def write(path: str | os.PathLike, model: Model) -> Path:
         "constrained": t.constrained, "metric": t.metric, "templates": model.templates,
         "features": meta_f,
         "shapes": {"state": list(w.sparse.shape), "cond": list(w.cond[:-1].shape)},
-        "params": model.params, "provenance": model.provenance,
+        "params": params, "provenance": model.provenance,
         "extra": _extra_json(model), "dataset_columns": model.dataset_columns,
     }
     if model.calibration is not None:  # absent, not null, in uncalibrated models: their bytes stay as before
         meta["calibration"] = model.calibration
-    return save_archive(path, meta, arrays)
+    return save_archive(path, meta, arrays, FORMAT_VERSION if w.order2 is not None else FIRST_ORDER_VERSION)
 
 
 def read(path: str | os.PathLike) -> Model:
@@ -247,12 +255,15 @@ def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
     trans = np.asarray(arrays["trans"], dtype=np.float32)
     if trans.shape != (L + 1, L):
         raise ValueError("transition weights have the wrong shape")
+    order2 = np.asarray(arrays["trans2"], dtype=np.float32) if "trans2" in arrays else None
+    if order2 is not None and order2.shape != (L + 1, L + 1, L):
+        raise ValueError("second-order transition weights have the wrong shape")
     mask, end = masks(labels, task)
     provenance = meta["provenance"]
     if not isinstance(provenance, dict):
         raise TypeError("provenance is not a mapping")
     extra = meta.get("extra", {})
-    return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end),
+    return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end, order2),
                  dict(meta["params"]), provenance, _dictionary(extra, task),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
                  int(meta["format_version"]))

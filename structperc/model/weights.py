@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from structperc.errors import InputError
 from structperc.model.state_weights import StateWeights
 
 
@@ -31,6 +32,10 @@ class Weights:
         0 or -inf: transitions the label scheme forbids.
     end : array of float64, shape (L,)
         0 or -inf: labels a sentence may not end in.
+    order2 : array of float32, shape (L + 1, L + 1, L), or None
+        Second-order transition weights φ(y_{t-2}, y_{t-1}, y_t) of a model trained with ``order=2``
+        (index L: ``<bos>``); None for a first-order model. The decoder dispatches on it
+        (`structperc.decode.order2`).
     """
 
     sparse: StateWeights
@@ -38,6 +43,7 @@ class Weights:
     cond: np.ndarray
     mask: np.ndarray
     end: np.ndarray
+    order2: np.ndarray | None = None
     _dense: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -47,6 +53,18 @@ class Weights:
     @property
     def n_labels(self) -> int:
         return self.trans.shape[1]
+
+    @property
+    def order(self) -> int:
+        """1, or 2 with second-order transitions (`order2`)."""
+        return 1 if self.order2 is None else 2
+
+    def check_first_order(self, what: str) -> None:
+        """`InputError` for a second-order model: ``what`` (marginals, k-best lists, the temperature) is
+        computed on the first-order lattice, which would silently ignore `order2`."""
+        if self.order2 is not None:
+            raise InputError(f"{what} are not available for second-order models (order=2): they decode the best "
+                             "path only")
 
     @property
     def state(self) -> np.ndarray:

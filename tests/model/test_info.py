@@ -13,7 +13,7 @@ from structperc import ModelFormatError, Tagger, __version__
 from structperc.segmenter import Segmenter
 from structperc.model.info import format_info, model_info
 from structperc.cli.lifecycle import info_command
-from structperc.model.archive import FORMAT_VERSION
+from structperc.model.schema import FIRST_ORDER_VERSION
 
 from testkit import TOY, conll_text
 
@@ -50,7 +50,7 @@ def test_fields_present_and_correct(trained):
     assert d["vocabulary"] == {"word": len(tagger.features_.vocabs[0]),
                                "pos": len(tagger.features_.vocabs[1])}
     assert d["file_size"] == (path / "model.zip").stat().st_size > 0
-    assert d["format"] == "structperc-model" and d["format_version"] == FORMAT_VERSION
+    assert d["format"] == "structperc-model" and d["format_version"] == FIRST_ORDER_VERSION  # v2: order 2 only
     assert d["structperc_version"] == __version__
     sha = hashlib.sha256(train.read_bytes()).hexdigest()
     assert d["training_files"] == [{"name": "toy-train.txt", "sha256": sha}]
