@@ -4,6 +4,8 @@
 * the index the reduces build is the one built from the whole file, and the model is, bit for bit, the
   one iterative parameter mixing trains on one machine from shards cut at the same sentences;
 * several files are one part each, their sentences numbered across the files in order;
+* a shard lost with its worker (SIGKILL) is rebuilt from its part, and the weights are those of a run
+  without the loss;
 * what needs the whole corpus in one place (learnt dictionaries, ``--dev-split``, partial labels) is
   refused with one line; the CLI trains, saves and tags with it.
 """
@@ -147,3 +149,69 @@ def test_cli_trains_with_the_workers_reading(sentences, tmp_path):
     refused = CliRunner().invoke(main, ["train", "--train", str(path), "--model", str(tmp_path / "m2"),
                                         "--read-on-workers"])
     assert refused.exit_code == 1 and "--read-on-workers trains a new tagger on a Dask cluster" in refused.output
+
+
+def _parts_run(client, path, epochs, kill_after=None):
+    """Epochs of the shards the workers read and featurized (`featurize_on_workers` + `DaskShards`);
+    with ``kill_after``, the one worker holding shard 1 is killed after that epoch."""
+    import os
+    import signal
+    import time
+
+    from structperc.parallel.dask_parts import featurize_on_workers
+    from structperc.parallel.dask_training import DaskShards
+
+    task = get_task("chunk")
+    data = featurize_on_workers(client, training_parts([str(path)], 2), task, TEMPLATE, 1, 0, "?",
+                                lambda labels: masks(labels, task))
+    state = PerceptronState.zeros(data.index.n_state_attributes, data.index.n_transition_attributes,
+                                  len(data.labels), all_pairs(data.index.n_state_attributes, len(data.labels)))
+    runner = DaskShards(data.shards, state, client, timeout=60.0)
+    story = None
+    with runner:
+        for epoch in range(1, epochs + 1):
+            state.c = max(r.c for r in runner.epoch(epoch, "uniform"))
+            if epoch == kill_after:
+                shard = data.shards[1]
+                client.amm.run_once()  # down to one replica (the run pauses the memory manager)
+                deadline = time.monotonic() + 60
+                while len(client.who_has([shard])[shard.key]) != 1:
+                    assert time.monotonic() < deadline, "the extra replicas were never dropped"
+                    time.sleep(0.05)
+                [holder] = client.who_has([shard])[shard.key]
+                os.kill(client.run(os.getpid, workers=[holder])[holder], signal.SIGKILL)
+        if kill_after is not None:
+            key = data.shards[1].key
+            story = [e for e in client.story(key) if e[1] == key]
+    return state, story
+
+
+def test_a_shard_lost_with_its_worker_is_rebuilt(client, sentences, tmp_path):
+    """After epoch 1 the one worker holding shard 1 (read and featurized there) is killed: Dask
+    featurizes that part again elsewhere (reading it again if its corpus was lost too), and the run is
+    the one without the loss."""
+    path = _write(tmp_path / "train.txt", sentences)
+    clean, _ = _parts_run(client, path, 3)
+    lost, story = _parts_run(client, path, 3, kill_after=1)
+    computed = [e for e in story if e[0] == "scheduler" and tuple(e[2:4]) == ("processing", "memory")]
+    assert len(computed) == 2  # made once, and once more after the loss
+    for name in ("W", "U", "Wt", "Ut", "Wc", "Uc"):
+        assert getattr(clean, name).tobytes() == getattr(lost, name).tobytes(), name
+    assert clean.c == lost.c
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_checkpoints_resume_to_the_straight_run(client, sentences, tmp_path):
+    path = _write(tmp_path / "train.txt", sentences[:120])
+
+    def tagger(epochs):
+        return Tagger(task="chunk", columns=["word", "pos", "chunk"], template=TEMPLATE, epochs=epochs)
+
+    straight = fit_on_workers(tagger(3), [path], dask=client, workers=2)
+    fit_on_workers(tagger(2), [path], dask=client, workers=2, checkpoint_dir=tmp_path / "ck")
+    resumed = fit_on_workers(tagger(3), [path], dask=client, workers=2, resume=tmp_path / "ck")
+    assert resumed.weights_.sparse.values.tobytes() == straight.weights_.sparse.values.tobytes()
+    assert resumed.weights_.trans.tobytes() == straight.weights_.trans.tobytes()
+    with pytest.raises(InputError):  # other data: the checkpoint's fingerprint refuses it
+        fit_on_workers(tagger(3), [_write(tmp_path / "other.txt", sentences[120:200])], dask=client, workers=2,
+                       resume=tmp_path / "ck")
