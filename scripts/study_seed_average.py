@@ -1,0 +1,66 @@
+#!/usr/bin/env python
+"""Seed averaging (`structperc.ensemble.train_seed_average`) on held-out chunking (issue 20's lever list).
+
+    python scripts/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
+
+Protocol (nothing is chosen on a test file): CoNLL-2000 train.txt split as ``--dev-split 0.1`` splits it
+(the seeded tenth held out, the same permutation as `structperc.fitting.fit`'s); each seed's tagger and the
+average of their weights are trained on the other nine tenths for the preset's fixed number of epochs,
+and span F1 is scored on the held-out tenth. Prints each member, their mean, and the average's F1 with
+its training cost (one fit per member).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+CONLL = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2000"
+
+
+def split(path: Path, fraction: float, seed: int, out: Path) -> tuple[Path, Path]:
+    """The kept and held-out sentences of ``path``, as `structperc.fitting.fit` splits them."""
+    sents = path.read_text(encoding="utf-8").strip().split("\n\n")
+    order = np.random.default_rng(seed).permutation(len(sents))
+    n_dev = max(1, int(round(fraction * len(sents))))
+    held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
+    files = []
+    for name, rows in (("kept.txt", kept), ("held.txt", held)):
+        f = out / name
+        f.write_text("\n\n".join(sents[i] for i in rows) + "\n\n", encoding="utf-8")
+        files.append(f)
+    return files[0], files[1]
+
+
+def main() -> None:
+    from structperc import Tagger
+    from structperc.ensemble import train_seed_average
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--split-seed", type=int, default=0, help="seed of the held-out tenth")
+    args = ap.parse_args()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    params = dict(task="chunk", columns=["word", "pos", "chunk"])
+    with tempfile.TemporaryDirectory() as tmp:
+        kept, held = split(CONLL / "train.txt", 0.1, args.split_seed, Path(tmp))
+        singles = []
+        for s in seeds:
+            started = time.perf_counter()
+            f1 = Tagger(seed=s, **params).fit(str(kept)).score(str(held))
+            singles.append(f1)
+            print(f"seed {s}: held-out F1 {100 * f1:.2f}  ({time.perf_counter() - started:.1f} s)", flush=True)
+        started = time.perf_counter()
+        avg = train_seed_average(str(kept), seeds=seeds, **params).score(str(held))
+        seconds = time.perf_counter() - started
+    mean = statistics.mean(singles)
+    print(f"members' mean {100 * mean:.2f}; average of {len(seeds)} seeds {100 * avg:.2f} "
+          f"(Δ {100 * (avg - mean):+.2f}; {seconds:.1f} s for {len(seeds)} fits)")
+
+
+if __name__ == "__main__":
+    main()
