@@ -27,6 +27,7 @@ feature set (each needs the whole corpus).
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -129,7 +130,8 @@ def featurize_on_workers(client: Any, parts: list[Part], task: Task, template_li
     from structperc.pipeline import template_columns
 
     reads = template_columns(template_lines) | {task.token_column, task.tag_column}
-    corpora = [client.submit(read_part, p, task, reads, key=f"structperc-part-{i}-{p.start}-{p.name}", pure=False)
+    run = uuid.uuid4().hex[:12]  # a file read again (perhaps changed since) is a new task, never an old result
+    corpora = [client.submit(read_part, p, task, reads, key=f"structperc-part-{i}-{run}", pure=False)
                for i, p in enumerate(parts)]
     summaries: list[PartSummary] = client.gather([client.submit(summarize, c, sorted(reads), task, unknown,
                                                                  pure=False) for c in corpora])
