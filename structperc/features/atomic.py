@@ -21,6 +21,8 @@ on code points, so long texts cost no per-character Python work.
 """
 from __future__ import annotations
 
+import itertools
+
 import re
 from typing import Iterable, Sequence
 
@@ -146,10 +148,11 @@ class AtomicStats:
 
     def __init__(self, sentences: Sequence[Sequence[str]]):
         # one text, sentences separated by a newline (no run crosses it), and the word starts in it
-        lengths = [[len(w) for w in s] for s in sentences]
-        flat = np.fromiter((k for s in lengths for k in s), dtype=np.int64)
-        per_sentence = np.fromiter((len(s) for s in lengths), dtype=np.int64, count=len(lengths))
-        sentence_of_word = np.repeat(np.arange(len(lengths)), per_sentence)
+        per_sentence = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
+        # map and chain run in C: no Python frame per word
+        flat = np.fromiter(map(len, itertools.chain.from_iterable(sentences)), dtype=np.int64,
+                           count=int(per_sentence.sum()))
+        sentence_of_word = np.repeat(np.arange(len(sentences)), per_sentence)
         starts = np.cumsum(flat) - flat + sentence_of_word         # + one newline per earlier sentence
         text = "\n".join("".join(s) for s in sentences)
         boundary = np.zeros(len(text) + 1, dtype=bool)
@@ -158,7 +161,7 @@ class AtomicStats:
         sentence_start = starts[first[per_sentence > 0]]
         owners = np.flatnonzero(per_sentence > 0)
         points = code_points(text)
-        self.n_sentences = len(lengths)
+        self.n_sentences = len(sentences)
         self.runs: dict[str, np.ndarray] = {}
         self.split: dict[str, np.ndarray] = {}
         for kind in KINDS:

@@ -19,6 +19,7 @@ Further columns, opt-in (``extended``; issue #20's study, where none paid on hel
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any, Iterable
 
 import numpy as np
@@ -183,12 +184,29 @@ class SegmentationDictionary:
 
     def __init__(self, lexicon: Iterable[str], train_words: Iterable[str] = (),
                  atomic: dict[str, bool] | None = None, extended: bool = False):
-        self.lexicon = sorted(set(lexicon))
-        self.train_words = sorted(set(train_words))
+        # sets, sorted only when asked (`to_json`, reports): a jackknife fold's dictionary is looked
+        # up, never saved, and ten folds' sorts of every training word cost more than their lookups
+        self._lexicon_set = set(lexicon)
+        self._train_set = set(train_words)
+        self._sorted: dict[str, list[str]] = {}
         self.atomic = {kind: bool((atomic or {}).get(kind, True)) for kind in KINDS}
         self.extended = bool(extended)
         self._lookup: Lexicon | None = None
         self._profiles: dict[str, str] | None = None
+
+    @property
+    def lexicon(self) -> list[str]:
+        """The dictionary's words, sorted: the training words and the user's."""
+        if "lexicon" not in self._sorted:
+            self._sorted["lexicon"] = sorted(self._lexicon_set)
+        return self._sorted["lexicon"]
+
+    @property
+    def train_words(self) -> list[str]:
+        """The training words, sorted (what OOV recall is measured against)."""
+        if "train" not in self._sorted:
+            self._sorted["train"] = sorted(self._train_set)
+        return self._sorted["train"]
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -197,14 +215,14 @@ class SegmentationDictionary:
     @property
     def lookup(self) -> Lexicon:
         if self._lookup is None:
-            self._lookup = Lexicon(self.lexicon)
+            self._lookup = Lexicon(self._lexicon_set)
         return self._lookup
 
     @property
     def profiles(self) -> dict[str, str]:
         """``chpos`` of the lexicon's characters."""
         if self._profiles is None:
-            self._profiles = char_profiles(self.lexicon)
+            self._profiles = char_profiles(self.lexicon)  # sorted: the profile counts do not depend on order
         return self._profiles
 
     def values(self, corpus: Corpus) -> dict[str, list[str]]:
@@ -252,6 +270,7 @@ class LexiconLearner:
         self.extra = list(extra)
         self.extended = bool(extended)
         self._stats: AtomicStats | None = None
+        self._word_ids: tuple[list[str], np.ndarray, np.ndarray] | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -265,6 +284,24 @@ class LexiconLearner:
         return self._stats
 
     def learn(self, sentences: np.ndarray) -> SegmentationDictionary:
-        words = {w for i in sentences.tolist() for w in self.sentences[i]}
+        words = self._words(sentences)
         return SegmentationDictionary(words | set(self.extra), words, self.stats.atomic(sentences),
                                       self.extended)
+
+    def _words(self, sentences: np.ndarray) -> set[str]:
+        """The distinct words of ``sentences`` (indices), found on word ids: a fold (in a forked worker)
+        reads integer arrays and the distinct words only, not every word object of the corpus (whose
+        reference counts would copy the parent's pages)."""
+        if self._word_ids is None:
+            distinct = list(dict.fromkeys(itertools.chain.from_iterable(self.sentences)))
+            code = {w: i for i, w in enumerate(distinct)}
+            counts = np.fromiter(map(len, self.sentences), dtype=np.int64, count=len(self.sentences))
+            ids = np.fromiter(map(code.__getitem__, itertools.chain.from_iterable(self.sentences)), dtype=np.int64,
+                              count=int(counts.sum()))
+            self._word_ids = (distinct, ids, np.concatenate([[0], np.cumsum(counts)]))
+        distinct, ids, ptr = self._word_ids
+        chosen = np.zeros(len(ptr) - 1, dtype=bool)
+        chosen[np.asarray(sentences, dtype=np.int64)] = True
+        used = np.zeros(len(distinct), dtype=bool)
+        used[ids[np.repeat(chosen, np.diff(ptr))]] = True
+        return {distinct[i] for i in np.flatnonzero(used).tolist()}
