@@ -33,7 +33,7 @@ from typing import Any, Callable
 #: that the four tagging-side kernels share, so that an edit there makes all four builds stale.
 GROUPS: dict[str, tuple[str, ...]] = {
     "_aot": ("train.epoch_kernels", "decode.tag_kernels", "model.weight_kernels", "decode.score_kernels",
-             "compiled.intrinsics", "train.order2_kernels"),
+             "compiled.intrinsics", "train.order2_kernels", "compiled.pair_viterbi"),
     "_aot_read": ("io.read_kernels",),
     # inference beyond the best path (issue 16): forward-backward, k-best, constrained decoding
     "_aot_fb": ("decode.fb_kernels", "decode.score_kernels", "compiled.intrinsics"),
@@ -41,7 +41,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "_aot_constrained": ("decode.constrained_kernels", "decode.score_kernels", "compiled.intrinsics"),
     # second-order models (issue 20, opt-in ``order=2``): their tagging decoder; their training epoch
     # is in ``_aot``, beside the first-order epoch whose kernels it calls
-    "_aot_order2": ("decode.order2_kernels",),
+    "_aot_order2": ("decode.order2_kernels", "compiled.pair_viterbi"),
 }
 
 
