@@ -22,25 +22,12 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.index import Features
+from structperc.decode.values import sentence_runs
 from structperc.model.weights import Weights
 
 #: Tokens scored per call of the kernel: bounds the per-token transition tables (float32
 #: (tokens, L + 1, L)) of conditioned transitions.
 BATCH_TOKENS = 4096
-
-
-def sentence_batches(sent_ptr: np.ndarray, max_tokens: int = BATCH_TOKENS) -> list[tuple[int, int]]:
-    """Consecutive runs of sentences ``(first, stop)`` of about ``max_tokens`` tokens (at least one
-    sentence each)."""
-    out = []
-    n = len(sent_ptr) - 1
-    first = 0
-    while first < n:
-        stop = int(np.searchsorted(sent_ptr, sent_ptr[first] + max_tokens, side="right")) - 1
-        stop = min(max(stop, first + 1), n)
-        out.append((first, stop))
-        first = stop
-    return out
 
 
 def _kernel() -> Callable[..., Any]:
@@ -74,7 +61,7 @@ def predict_order2(weights: Weights, T2: np.ndarray, feats: Features,
     scheme = np.ascontiguousarray(weights.mask, dtype=np.float64)
     end = np.ascontiguousarray(weights.end, dtype=np.float64)
     kernel = _kernel()
-    for first, stop in sentence_batches(ptr, BATCH_TOKENS):  # read at call time (tests patch it)
+    for first, stop in sentence_runs(ptr, BATCH_TOKENS):  # read at call time (tests patch it)
         lo, hi = int(ptr[first]), int(ptr[stop])
         state = weights.state_scores(feats.state[lo:hi])
         if allowed is not None:
