@@ -83,6 +83,56 @@ def reference_pa_step(state, trans, end, gold, path, X, XT, V, pairs, a, margin,
     return min(C, loss / norm2)
 
 
+def reference_lattice(X, XT, V, W, Wt, Wc, mask, a, b):
+    """The state scores (T, L) and per-token transition scores (T, L + 1, L) of tokens ``a:b``, in
+    float64: Σ value·W over the state attributes, and Wt + mask + Σ Wc over the conditioned ones."""
+    T, L = b - a, Wt.shape[1]
+    state = np.zeros((T, L))
+    trans = np.empty((T, L + 1, L))
+    for t in range(T):
+        for at, v in zip(X[a + t], V[a + t]):
+            if at >= 0:
+                state[t] += float(v) * W[at].astype(np.float64)
+        trans[t] = Wt + mask
+        for at in XT[a + t]:
+            if at >= 0:
+                trans[t] += Wc[at]
+    return state, trans
+
+
+def epoch_problem(draw, max_labels: int, max_attributes: int):
+    """A random epoch problem for the hypothesis tests of the compiled epochs (``draw`` of an
+    ``st.composite``): sentence offsets (empty sentences included), state and conditioned-transition
+    ids (-1: none), gold labels, a transition mask that keeps label 0 and the gold paths allowed, and
+    (A, AT, L, feature-set kind, a seeded generator)."""
+    from hypothesis import strategies as st
+
+    L = draw(st.integers(1, max_labels))
+    n_sent = draw(st.integers(1, 6))     # shorter and longer than the prefetch pipeline
+    K = draw(st.integers(1, 3))
+    KT = draw(st.sampled_from([0, 0, 1]))
+    A = draw(st.integers(1, max_attributes))
+    AT = 3
+    kind = draw(st.sampled_from(["all", "observed"]))
+    constrained = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    lengths = rng.integers(0, 7, n_sent)
+    sent_ptr = np.zeros(n_sent + 1, np.int64)
+    np.cumsum(lengths, out=sent_ptr[1:])
+    n = int(sent_ptr[-1])
+    X = rng.integers(-1, A, (n, K)).astype(np.int32)
+    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
+    y = rng.integers(0, L, n).astype(np.int32)
+    mask = np.zeros((L + 1, L))
+    if constrained:
+        mask[rng.random((L + 1, L)) < 0.2] = -np.inf
+        mask[:, 0] = 0.0                 # label 0 always reachable: every sentence has a path
+        for s in range(n_sent):          # gold paths stay allowed (as a scheme's data would be)
+            for t in range(sent_ptr[s], sent_ptr[s + 1]):
+                mask[L if t == sent_ptr[s] else y[t - 1], y[t]] = 0.0
+    return sent_ptr, X, XT, y, mask, A, AT, L, kind, rng
+
+
 def reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask, end, c, *,
                     values=None, allowed=None, partial=None, margin=0.0, step="perceptron", C=1.0):
     """One epoch of Collins' averaged perceptron; returns (mistakes, token errors, c, skipped).
@@ -103,16 +153,7 @@ def reference_epoch(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, mask
         if T == 0:
             c += 1
             continue
-        state = np.zeros((T, L))
-        trans = np.empty((T, L + 1, L))
-        for t in range(T):
-            for at, v in zip(X[a + t], V[a + t]):
-                if at >= 0:
-                    state[t] += float(v) * W[at].astype(np.float64)
-            trans[t] = Wt + mask
-            for at in XT[a + t]:
-                if at >= 0:
-                    trans[t] += Wc[at]
+        state, trans = reference_lattice(X, XT, V, W, Wt, Wc, mask, a, b)
         if partial is not None and partial[s]:
             gold, score = reference_viterbi(np.where(allowed[a:b].astype(bool), state, -np.inf), trans, end)
             if score == -np.inf:

@@ -22,6 +22,8 @@ from structperc.train.order2 import SecondOrder, train_perceptron_order2
 from structperc.train.order2_kernels import train_epoch_order2, viterbi2
 from structperc.train.perceptron import PerceptronState, train_perceptron
 
+from reference import epoch_problem, reference_lattice
+
 
 def path_score(state, trans, T2, end, path):
     """Score of ``path``: state, first- and second-order transitions (``<bos>`` = L), end."""
@@ -210,16 +212,7 @@ def reference_epoch2(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, W2,
         if T == 0:
             c += 1
             continue
-        state = np.zeros((T, L))
-        trans = np.empty((T, L + 1, L))
-        for t in range(T):
-            for at in X[a + t]:
-                if at >= 0:
-                    state[t] += W[at]
-            trans[t] = Wt + mask
-            for at in XT[a + t]:
-                if at >= 0:
-                    trans[t] += Wc[at]
+        state, trans = reference_lattice(X, XT, np.ones(X.shape), W, Wt, Wc, mask, a, b)
         path, _ = reference_viterbi2(state, trans, W2, end)
         gold = y[a:b]
         if (path != gold).any():
@@ -251,30 +244,7 @@ def reference_epoch2(order, sent_ptr, X, XT, y, pairs, W, U, Wt, Ut, Wc, Uc, W2,
 
 @st.composite
 def problems(draw):
-    L = draw(st.integers(1, 6))
-    n_sent = draw(st.integers(1, 6))
-    K = draw(st.integers(1, 3))
-    KT = draw(st.sampled_from([0, 0, 1]))
-    A = draw(st.integers(1, 8))
-    AT = 3
-    kind = draw(st.sampled_from(["all", "observed"]))
-    constrained = draw(st.booleans())
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    lengths = rng.integers(0, 7, n_sent)
-    sent_ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=sent_ptr[1:])
-    n = int(sent_ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
-    mask = np.zeros((L + 1, L))
-    if constrained:
-        mask[rng.random((L + 1, L)) < 0.2] = -np.inf
-        mask[:, 0] = 0.0
-        for s in range(n_sent):  # gold paths stay allowed
-            for t in range(sent_ptr[s], sent_ptr[s + 1]):
-                mask[L if t == sent_ptr[s] else y[t - 1], y[t]] = 0.0
-    return sent_ptr, X, XT, y, mask, A, AT, L, kind, rng
+    return epoch_problem(draw, max_labels=6, max_attributes=8)
 
 
 @settings(max_examples=150, deadline=None)

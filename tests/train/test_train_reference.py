@@ -17,7 +17,7 @@ from structperc.train.perceptron import _epoch_kernel
 from structperc.train import epoch_kernels as train_kernels
 from structperc.model.state_weights import feature_set
 
-from reference import reference_epoch, reference_viterbi
+from reference import epoch_problem, reference_epoch, reference_viterbi
 
 
 @settings(max_examples=300, deadline=None)
@@ -43,30 +43,8 @@ def test_viterbi_equals_the_reference(T, L, per_token, forbid, seed):
 
 @st.composite
 def problems(draw):
-    L = draw(st.integers(1, 12))         # scalar only, a vector of 4, of 8, 8 + 4, remainders
-    n_sent = draw(st.integers(1, 6))     # shorter and longer than the prefetch pipeline
-    K = draw(st.integers(1, 3))
-    KT = draw(st.sampled_from([0, 0, 1]))
-    A = draw(st.integers(1, 10))
-    AT = 3
-    kind = draw(st.sampled_from(["all", "observed"]))
-    constrained = draw(st.booleans())
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    lengths = rng.integers(0, 7, n_sent)
-    sent_ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=sent_ptr[1:])
-    n = int(sent_ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
-    mask = np.zeros((L + 1, L))
-    if constrained:
-        mask[rng.random((L + 1, L)) < 0.2] = -np.inf
-        mask[:, 0] = 0.0                 # label 0 always reachable: every sentence has a path
-        for s in range(n_sent):          # gold paths stay allowed (as a scheme's data would be)
-            for t in range(sent_ptr[s], sent_ptr[s + 1]):
-                mask[L if t == sent_ptr[s] else y[t - 1], y[t]] = 0.0
-    return sent_ptr, X, XT, y, mask, A, AT, L, kind, rng
+    # labels: scalar only, a vector of 4, of 8, 8 + 4, remainders
+    return epoch_problem(draw, max_labels=12, max_attributes=10)
 
 
 @settings(max_examples=150, deadline=None)
