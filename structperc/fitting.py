@@ -313,11 +313,10 @@ def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[
                            "parts": len(parts),
                            **{k: params[k] for k, d in UPDATE_DEFAULTS.items() if params.get(k, d) != d},
                            **scale}
-        mask, end = masks(labels, task)
         if resume is not None:
             from structperc.train.checkpoint import load_checkpoint
 
-            state = load_checkpoint(resume, fingerprint, mask, end)
+            state = load_checkpoint(resume, fingerprint, data.mask, data.end)
         else:
             state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes, len(labels),
                                           all_pairs(index.n_state_attributes, len(labels)))

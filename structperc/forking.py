@@ -39,9 +39,7 @@ def forked_map(func: Callable[[T], R], items: Sequence[T], workers: int) -> list
     """
     global _JOB
     n = min(int(workers), len(items))
-    if n <= 1 or not can_fork():
-        return [func(x) for x in items]
-    if _JOB is not None:  # a job inside a job (a worker's own parallel step) runs serially
+    if n <= 1 or not can_fork() or _JOB is not None:  # (a job inside a job runs serially)
         return [func(x) for x in items]
     _JOB = (func, items)
     try:

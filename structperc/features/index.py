@@ -225,9 +225,7 @@ class FeatureIndex:
             if t.is_bias:
                 return np.zeros(len(pos), dtype=np.int64), []
             parts = [self._part_codes(p, atom_codes, raw, pos, length) for p in t.parts]
-            radix = [r for _, r in parts] if grow else self.radix[ti]
-            if grow:
-                self._radix(t)  # the size check
+            radix = self._radix(t) if grow else self.radix[ti]
             key = parts[0][0].copy()
             unknown = key < 0
             for (codes, _), r in zip(parts[1:], radix[1:]):

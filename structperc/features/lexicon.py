@@ -188,25 +188,20 @@ class SegmentationDictionary:
         # up, never saved, and ten folds' sorts of every training word cost more than their lookups
         self._lexicon_set = set(lexicon)
         self._train_set = set(train_words)
-        self._sorted: dict[str, list[str]] = {}
         self.atomic = {kind: bool((atomic or {}).get(kind, True)) for kind in KINDS}
         self.extended = bool(extended)
         self._lookup: Lexicon | None = None
         self._profiles: dict[str, str] | None = None
 
-    @property
+    @functools.cached_property
     def lexicon(self) -> list[str]:
         """The dictionary's words, sorted: the training words and the user's."""
-        if "lexicon" not in self._sorted:
-            self._sorted["lexicon"] = sorted(self._lexicon_set)
-        return self._sorted["lexicon"]
+        return sorted(self._lexicon_set)
 
-    @property
+    @functools.cached_property
     def train_words(self) -> list[str]:
         """The training words, sorted (what OOV recall is measured against)."""
-        if "train" not in self._sorted:
-            self._sorted["train"] = sorted(self._train_set)
-        return self._sorted["train"]
+        return sorted(self._train_set)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -9,8 +9,8 @@ result of a task, so Dask rebuilds it on another worker when its worker is lost 
 2. ``summarize``: its columns, the distinct values of the columns the templates read, its gold tags,
    sizes and digest → the driver merges the values into the vocabularies
    (`~structperc.features.index.FeatureIndex.grow_vocabularies`, in part order) and the tags into the labels;
-3. ``key_tables``: its distinct keys per template → merged into the attribute tables
-   (`~structperc.features.index.FeatureIndex.merge_key_tables`);
+3. `~structperc.features.index.FeatureIndex.key_tables`: its distinct keys per template → merged
+   into the attribute tables (`~structperc.features.index.FeatureIndex.merge_key_tables`);
 4. ``part_shard``: its attribute ids and label ids as one `~structperc.train.mixing.Shard` of the
    run — shard k of the parts, sentences numbered across the parts in order — which
    `~structperc.parallel.dask_training.DaskShards` trains from, epoch after epoch.
@@ -35,13 +35,14 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
+from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.inputs import to_corpus
 from structperc.io.corpus import Corpus
 from structperc.io.parts import Part, file_parts
 from structperc.labels.label_set import LabelSet
 from structperc.model.task import Task
 from structperc.parallel.dask_training import hold
-from structperc.pipeline import corpus_digest, hidden_tags, model_tags
+from structperc.pipeline import corpus_digest, hidden_tags, model_tags, template_columns
 from structperc.train.mixing import Shard
 from structperc.train.perceptron import EpochInputs
 
@@ -88,10 +89,6 @@ def summarize(corpus: Corpus, columns: list[str], task: Task, unknown: str | Non
                        sorted(set(model_tags(corpus, task))), len(corpus), corpus.n_tokens, corpus_digest(corpus))
 
 
-def key_tables(corpus: Corpus, index: FeatureIndex) -> list[tuple[np.ndarray, np.ndarray]]:
-    return index.key_tables(corpus)
-
-
 def part_shard(corpus: Corpus, index: FeatureIndex, labels: list[str], task: Task, k: int, start: int,
                n_total: int, seed: int, mask: np.ndarray, end: np.ndarray) -> Shard:
     """Part ``k``'s shard: its sentences are ``start:start + len(corpus)`` of the run's ``n_total``."""
@@ -110,12 +107,15 @@ def part_shard(corpus: Corpus, index: FeatureIndex, labels: list[str], task: Tas
 
 @dataclass
 class DistributedData:
-    """The result of `featurize_on_workers`: the fitted index, the template lines it uses, the labels,
-    one shard future per part (on the workers), and the totals."""
+    """The result of `featurize_on_workers`: the fitted index, the template lines it uses, the labels
+    with the scheme's transition mask and end penalties, one shard future per part (on the workers),
+    and the totals."""
 
     index: FeatureIndex
     lines: list[str]
     labels: list[str]
+    mask: np.ndarray
+    end: np.ndarray
     shards: list[Any]
     n_sentences: int
     n_tokens: int
@@ -126,9 +126,6 @@ def featurize_on_workers(client: Any, parts: list[Part], task: Task, template_li
                          seed: int, unknown: str | None, masks: Any) -> DistributedData:
     """Steps 1–4 of the module docstring on ``client``'s cluster. ``masks(labels)`` gives the
     scheme's (mask, end) for the merged labels."""
-    from structperc.features.templates import optional_columns_dropped, parse_templates
-    from structperc.pipeline import template_columns
-
     reads = template_columns(template_lines) | {task.token_column, task.tag_column}
     run = uuid.uuid4().hex[:12]  # a file read again (perhaps changed since) is a new task, never an old result
     corpora = [client.submit(read_part, p, task, reads, key=f"structperc-part-{i}-{run}", pure=False)
@@ -145,7 +142,8 @@ def featurize_on_workers(client: Any, parts: list[Part], task: Task, template_li
                          f"(columns: {', '.join(sorted(common))})", parts[0].name)
     index.grow_vocabularies([s.values for s in summaries])
     grown = client.submit(hold, index, pure=False)
-    index.merge_key_tables(client.gather([client.submit(key_tables, c, grown, pure=False) for c in corpora]))
+    index.merge_key_tables(client.gather([client.submit(FeatureIndex.key_tables, grown, c, pure=False)
+                                          for c in corpora]))
     if index.n_state_attributes + index.n_transition_attributes == 0:
         raise InputError("the templates give no attribute on this data", parts[0].name)
     labels = LabelSet([t for s in summaries for t in s.tags]).labels
@@ -157,5 +155,5 @@ def featurize_on_workers(client: Any, parts: list[Part], task: Task, template_li
                             key=f"structperc-shard-{k}-{fitted.key}", pure=False)
               for k, c in enumerate(corpora)]
     digest = hashlib.sha256("".join(s.digest for s in summaries).encode()).hexdigest()
-    return DistributedData(index, lines, labels, shards, n_total, sum(s.n_tokens for s in summaries), digest)
+    return DistributedData(index, lines, labels, mask, end, shards, n_total, sum(s.n_tokens for s in summaries), digest)
 
