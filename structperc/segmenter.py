@@ -7,6 +7,7 @@ plus an optional user lexicon, jackknifed like every learnt dictionary (see
 """
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -17,7 +18,7 @@ from structperc.features.atomic import code_points, constrain
 from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon
 from structperc.features.templates import resolve_template
 from structperc.io.segmented import char_corpus, read_segmented_corpus
-from structperc.labels.bmes import words_to_tags
+from structperc.labels.bmes import bmes_codes
 from structperc import params
 from structperc.model import schema
 from structperc.model.task import get_task
@@ -113,7 +114,8 @@ def _as_word_lists(X: Any) -> tuple[list[list[str]], str]:
 
 
 def _gold_corpus(sents: list[list[str]], source: str):
-    return char_corpus(["".join(s) for s in sents], [words_to_tags(s) for s in sents], source)
+    lengths = np.fromiter(map(len, itertools.chain.from_iterable(sents)), dtype=np.int64)
+    return char_corpus(["".join(s) for s in sents], bmes_codes(lengths), source)
 
 
 class Segmenter(Tagger):

@@ -15,7 +15,7 @@ from hypothesis.extra.numpy import arrays
 
 from structperc.cli import main
 from structperc.io.segmented import read_segmented, read_segmented_corpus
-from structperc.labels.bmes import tags_to_words, word_spans, words_to_tags
+from structperc.labels.bmes import bmes_codes, tags_to_words, word_spans, words_to_tags
 from structperc.segmenter import Segmenter
 from structperc.decode.viterbi import viterbi_batch
 from structperc.io.corpus import Corpus
@@ -57,6 +57,17 @@ def assert_clean_error(result, prefix: str) -> str:
 
 
 # ------------------------------------------------------------------- words <-> B/M/E/S tags
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 6), max_size=30))
+def test_bmes_codes_are_the_tags_of_words_in_order_of_first_occurrence(lengths):
+    """The corpus-wide coded form equals `words_to_tags` word by word, its values numbered as a
+    column of strings would be (first occurrence first)."""
+    distinct, codes = bmes_codes(np.array(lengths, dtype=np.int64))
+    tags = words_to_tags(["x" * n for n in lengths])
+    assert [distinct[c] for c in codes] == tags
+    assert distinct == list(dict.fromkeys(tags))
+
+
 def test_words_to_tags_by_hand():
     assert words_to_tags(["上海市", "体育", "局"]) == ["B", "M", "E", "B", "E", "S"]
     assert words_to_tags(["中华人民共和国"]) == ["B", "M", "M", "M", "M", "M", "E"]

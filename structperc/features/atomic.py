@@ -55,8 +55,9 @@ _WHOLE = re.compile(f"{_URL}|{_EMAIL}")
 
 
 def code_points(text: str) -> np.ndarray:
-    """The code points of ``text`` as a uint32 array (astral characters count one each, as in `str`)."""
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    """The code points of ``text`` as a uint32 array (astral characters count one each, as in `str`;
+    a lone surrogate, as from undecodable bytes, is its own code point)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
 def _in_ranges(points: np.ndarray, ranges: Iterable[tuple[int, int]]) -> np.ndarray:

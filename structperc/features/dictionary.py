@@ -40,7 +40,10 @@ class ColumnDictionary(Protocol):
 
 class DictionaryLearner(Protocol):
     """Learns a `ColumnDictionary` from some sentences of one training corpus. A learner may set
-    ``block``: how many consecutive sentences go to one jackknife fold (`fold_assignment`; default 1)."""
+    ``block``: how many consecutive sentences go to one jackknife fold (`fold_assignment`; default 1),
+    and ``jackknife_values(corpus, fold_of, folds)``: every fold's columns at once, as `jackknifed`
+    would compute them fold by fold (or None to let it), where one pass over shared statistics is
+    cheaper than a dictionary per fold (`structperc.features.lexicon.LexiconLearner`)."""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -83,6 +86,9 @@ def _fold_values(fold: int, learner: Any, corpus: Corpus, fold_of: np.ndarray) \
     values = learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
     out = {}
     for name, column in values.items():
+        if isinstance(column, tuple):  # coded already
+            out[name] = column
+            continue
         distinct = list(dict.fromkeys(column))
         code = {v: i for i, v in enumerate(distinct)}
         out[name] = (distinct, np.fromiter(map(code.__getitem__, column), dtype=np.int64, count=len(column)))
@@ -97,14 +103,19 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
     fold ``k``; with one fold (``folds=1`` or a one-sentence corpus) every sentence gets the full
     dictionary's. A learner with a ``block`` attribute has its folds made of that many consecutive
     sentences (`fold_assignment`). ``workers`` > 1 computes the folds in that many forked processes
-    (parameter mixing's ``--workers``): the same values, as each fold's depend on the data alone. The
-    columns are kept as codes (`Corpus.with_column`).
+    (parameter mixing's ``--workers``): the same values, as each fold's depend on the data alone,
+    unless the learner computes all folds at once (``jackknife_values``). The columns are kept as
+    codes (`Corpus.with_column`).
     """
     n = len(corpus)
     k, fold_of = fold_assignment(n, folds, seed, getattr(learner, "block", 1))
     full = learner.learn(np.arange(n, dtype=np.int64))
     if k == 1:
         return full.annotate(corpus), full
+    at_once = getattr(learner, "jackknife_values", None)
+    values = at_once(corpus, fold_of, k) if at_once is not None else None
+    if values is not None:  # every fold in one pass: the values the folds below would compute
+        return full.annotate(corpus, values), full
     lengths = np.diff(corpus.sent_ptr)
     merged: dict[str, tuple[dict[str, int], np.ndarray]] = {}
     # forked workers inherit the learner and corpus; only each fold's codes come back

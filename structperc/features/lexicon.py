@@ -27,6 +27,7 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.atomic import KINDS, AtomicStats
 from structperc.features.dictionary import with_columns
+from structperc.features.lexicon_match import MAX_FOLDS, LexiconMatcher
 from structperc.features.templates import FUNCTIONS
 from structperc.io.corpus import Corpus
 
@@ -213,6 +214,12 @@ class SegmentationDictionary:
             self._lookup = Lexicon(self._lexicon_set)
         return self._lookup
 
+    @functools.cached_property
+    def matcher(self) -> LexiconMatcher:
+        """The lexicon in compiled form (`structperc.features.lexicon_match`): the columns of a whole
+        corpus in one pass."""
+        return LexiconMatcher(list(self._lexicon_set))
+
     @property
     def profiles(self) -> dict[str, str]:
         """``chpos`` of the lexicon's characters."""
@@ -220,7 +227,13 @@ class SegmentationDictionary:
             self._profiles = char_profiles(self.lexicon)  # sorted: the profile counts do not depend on order
         return self._profiles
 
-    def values(self, corpus: Corpus) -> dict[str, list[str]]:
+    def values(self, corpus: Corpus) -> dict[str, Any]:
+        """The columns of ``corpus``: coded (``(distinct, codes)``, from the compiled matcher) for the
+        three lexicon columns, lists with the `EXTRA_COLUMNS` (or tokens of more than one character)."""
+        if not self.extended:
+            coded = self.matcher.columns(corpus, max_value=MAX_VALUE)
+            if coded is not None:
+                return coded
         names = self.columns
         cols: list[list[str]] = [[] for _ in names]
         lookup = self.lookup
@@ -283,10 +296,25 @@ class LexiconLearner:
         return SegmentationDictionary(words | set(self.extra), words, self.stats.atomic(sentences),
                                       self.extended)
 
-    def _words(self, sentences: np.ndarray) -> set[str]:
-        """The distinct words of ``sentences`` (indices), found on word ids: a fold (in a forked worker)
-        reads integer arrays and the distinct words only, not every word object of the corpus (whose
-        reference counts would copy the parent's pages)."""
+    def jackknife_values(self, corpus: Corpus, fold_of: np.ndarray, folds: int) -> dict[str, Any] | None:
+        """Every fold's columns in one compiled pass (`structperc.features.dictionary.jackknifed` asks
+        for them before computing fold by fold): the values that ``learn(other folds).values(fold)``
+        gives each fold, or None where that pass does not apply (the `EXTRA_COLUMNS`, more folds than
+        `~structperc.features.lexicon_match.MAX_FOLDS`). Each word carries the bit set of the folds its
+        sentences are in; the user's words are in every fold's lexicon."""
+        if self.extended or folds > MAX_FOLDS:
+            return None
+        distinct, ids, ptr = self._ids()
+        token_fold = np.repeat(np.asarray(fold_of, dtype=np.int64), np.diff(ptr))
+        masks = np.zeros(len(distinct), dtype=np.int64)
+        np.bitwise_or.at(masks, ids, np.left_shift(np.int64(1), token_fold))
+        extra = sorted(set(self.extra))
+        matcher = LexiconMatcher(distinct + extra,
+                                 np.concatenate([masks, np.full(len(extra), -1, dtype=np.int64)]))
+        return matcher.columns(corpus, np.asarray(fold_of, dtype=np.int64), MAX_VALUE)
+
+    def _ids(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The distinct words, every word's id, and each sentence's offset into those ids."""
         if self._word_ids is None:
             distinct = list(dict.fromkeys(itertools.chain.from_iterable(self.sentences)))
             code = {w: i for i, w in enumerate(distinct)}
@@ -294,7 +322,13 @@ class LexiconLearner:
             ids = np.fromiter(map(code.__getitem__, itertools.chain.from_iterable(self.sentences)), dtype=np.int64,
                               count=int(counts.sum()))
             self._word_ids = (distinct, ids, np.concatenate([[0], np.cumsum(counts)]))
-        distinct, ids, ptr = self._word_ids
+        return self._word_ids
+
+    def _words(self, sentences: np.ndarray) -> set[str]:
+        """The distinct words of ``sentences`` (indices), found on word ids: a fold (in a forked worker)
+        reads integer arrays and the distinct words only, not every word object of the corpus (whose
+        reference counts would copy the parent's pages)."""
+        distinct, ids, ptr = self._ids()
         chosen = np.zeros(len(ptr) - 1, dtype=bool)
         chosen[np.asarray(sentences, dtype=np.int64)] = True
         used = np.zeros(len(distinct), dtype=bool)

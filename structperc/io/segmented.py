@@ -43,19 +43,22 @@ def iter_raw_lines(paths: Iterable) -> Iterator[str]:
             yield line
 
 
-def char_corpus(texts: Sequence[str], tags: Sequence[Sequence[str]] | None = None,
+def char_corpus(texts: Sequence[str], tags: Sequence[Sequence[str]] | tuple[list[str], np.ndarray] | None = None,
                 source: str = "<memory>") -> Corpus:
     """A corpus of the characters of ``texts`` (column ``char``, one sentence per text) and their
-    ``tag`` column when ``tags`` are given.
+    ``tag`` column when ``tags`` are given: one list per text, or ``(distinct, codes)`` for every
+    character of all texts in a row (`structperc.labels.bmes.bmes_codes`).
 
     Characters are factorized by code point in numpy: the generic per-token dict is the slow part of
     segmenting large files.
     """
     joined = "".join(texts)
     cols: dict[str, list[str]] = {"char": list(joined)}
+    coded = isinstance(tags, tuple)
     if tags is not None:
-        cols["tag"] = [t for sent in tags for t in sent]
-        if len(cols["tag"]) != len(joined):
+        if not coded:
+            cols["tag"] = [t for sent in tags for t in sent]
+        if len(tags[1] if coded else cols["tag"]) != len(joined):
             raise InputError("tags and characters differ in number", source)
     ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=ptr[1:])
@@ -63,4 +66,4 @@ def char_corpus(texts: Sequence[str], tags: Sequence[Sequence[str]] | None = Non
     points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
     distinct, codes = np.unique(points, return_inverse=True)
     corpus.use_codes("char", [chr(c) for c in distinct.tolist()], codes.astype(np.int64).ravel())
-    return corpus
+    return corpus.with_column("tag", tags) if coded else corpus  # type: ignore[arg-type]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import functools
 from typing import Sequence
 
+import numpy as np
+
 
 def words_to_tags(words: Sequence[str]) -> list[str]:
     """B/M/E/S tags of the characters of ``words``.
@@ -21,6 +23,33 @@ def words_to_tags(words: Sequence[str]) -> list[str]:
     for w in words:
         tags.extend(_word_tags(len(w)))
     return tags
+
+
+def bmes_codes(word_lengths: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """`words_to_tags` of a whole corpus from its word lengths (every sentence's words in a row), as
+    ``(distinct tags in order of first occurrence, one code per character)``: a few array passes
+    instead of a list per sentence (the gold tags of a segmentation corpus).
+
+    >>> distinct, codes = bmes_codes(np.array([3, 2, 1]))
+    >>> [distinct[c] for c in codes]
+    ['B', 'M', 'E', 'B', 'E', 'S']
+    """
+    n = np.asarray(word_lengths, dtype=np.int64)
+    if (n < 1).any():
+        raise ValueError("a word has at least one character")
+    ends = np.cumsum(n)
+    starts = ends - n
+    codes = np.full(int(ends[-1]) if len(n) else 0, 1, dtype=np.int64)  # M, unless set below
+    single = n == 1
+    codes[starts[~single]] = 0
+    codes[ends[~single] - 1] = 2
+    codes[starts[single]] = 3
+    letters = np.array(["B", "M", "E", "S"])
+    used, first = np.unique(codes, return_index=True)
+    order = used[np.argsort(first)]
+    rank = np.zeros(4, dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return letters[order].tolist(), rank[codes]
 
 
 @functools.lru_cache(maxsize=256)

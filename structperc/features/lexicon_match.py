@@ -1,0 +1,113 @@
+"""The segmentation lexicon's ``lexb``/``lexe``/``lexm`` columns in compiled code, for a whole corpus at
+once, and for every jackknife fold in the same pass (`structperc.features.lexicon_kernels`).
+
+`structperc.features.lexicon.Lexicon.columns` is the reference (and the path without compiled
+kernels); `LexiconMatcher` gives the same values, as ``(distinct, codes)`` columns (no string per
+character). The inputs are checked here, so a kernel can never read out of bounds.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from structperc.features.atomic import code_points
+from structperc.io.corpus import Corpus
+
+#: Longest-match values are capped (`structperc.features.lexicon.MAX_VALUE`) and written as strings.
+_NAMES = ("lexb", "lexe", "lexm")
+#: Fold masks are int64 bit sets: at most this many jackknife folds go through the compiled pass.
+MAX_FOLDS = 62
+
+
+def _kernels() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``build_table`` and ``longest_matches``: the ahead-of-time build, else numba's JIT."""
+    from structperc.compiled import loader
+
+    build, match = loader.aot("build_table"), loader.aot("longest_matches")
+    if build is None or match is None:
+        from structperc.features import lexicon_kernels
+
+        build, match = lexicon_kernels.build_table, lexicon_kernels.longest_matches
+    return build, match
+
+
+def corpus_points(corpus: Corpus, column: str = "char") -> np.ndarray | None:
+    """One code point per token of ``column``, or None when some token is not one character."""
+    distinct, codes = corpus.factorize(column)
+    if any(len(v) != 1 for v in distinct):
+        return None
+    points = code_points("".join(distinct)).astype(np.int64)
+    return points[np.asarray(codes, dtype=np.int64)] if len(codes) else np.zeros(0, dtype=np.int64)
+
+
+class LexiconMatcher:
+    """Words (those of length ≥ 2 count) with a fold mask each (bit ``f``: the word occurs in jackknife
+    fold ``f``'s sentences; -1: in every fold's lexicon, e.g. a user's word) in a compiled hash table.
+
+    >>> m = LexiconMatcher(["上海", "上海市", "体育局"])
+    >>> from structperc.io.segmented import char_corpus
+    >>> distinct, codes = m.columns(char_corpus(["上海市体育局"]), max_value=5)["lexb"]
+    >>> [distinct[c] for c in codes]
+    ['3', '0', '0', '3', '0', '0']
+    """
+
+    def __init__(self, words: Sequence[str], masks: np.ndarray | None = None):
+        words = list(words)
+        self.masks = (np.full(len(words), -1, dtype=np.int64) if masks is None
+                      else np.ascontiguousarray(masks, dtype=np.int64))
+        if len(self.masks) != len(words):
+            raise ValueError(f"{len(words)} words but {len(self.masks)} masks")
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        self.ptr = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=self.ptr[1:])
+        self.codes = code_points("".join(words)).astype(np.int64)
+        long = lengths >= 2
+        self.max_len = int(lengths[long].max()) if long.any() else 0
+        capacity = int((lengths[long] - 1).sum())  # a word and its proper prefixes of length ≥ 2
+        self.table = np.full(1 << max(3, (2 * capacity).bit_length()), -1, dtype=np.int64)
+        self.ent = np.zeros((max(capacity, 1), 4), dtype=np.int64)
+        build, self._match = _kernels()
+        self.n_entries = int(build(self.codes, self.ptr, self.masks, self.table, self.ent))
+
+    def lengths(self, points: np.ndarray, sent_ptr: np.ndarray, fold: np.ndarray | None = None) -> np.ndarray:
+        """int64 (3, n): the longest word starting at, ending at and covering each of the code points
+        ``points`` (sentences cut at ``sent_ptr``), with sentence ``s`` seeing the words of the folds
+        other than ``fold[s]`` (all of them where ``fold`` is None or -1)."""
+        points = np.ascontiguousarray(points, dtype=np.int64)
+        sent_ptr = np.ascontiguousarray(sent_ptr, dtype=np.int64)
+        n_sent = len(sent_ptr) - 1
+        fold = (np.full(n_sent, -1, dtype=np.int64) if fold is None
+                else np.ascontiguousarray(fold, dtype=np.int64))
+        if (n_sent < 0 or len(fold) != n_sent or (n_sent and (sent_ptr[0] != 0 or sent_ptr[-1] != len(points)
+                                                              or (np.diff(sent_ptr) < 0).any()))
+                or (fold >= MAX_FOLDS).any()):
+            raise ValueError("sentence offsets or folds do not fit the text")
+        out = np.zeros((3, len(points)), dtype=np.int64)
+        self._match(points, sent_ptr, fold, self.table, self.ent, self.codes, self.max_len, out)
+        return out
+
+    def columns(self, corpus: Corpus, fold: np.ndarray | None = None, max_value: int = 5,
+                column: str = "char") -> dict[str, tuple[list[str], np.ndarray]] | None:
+        """``lexb``, ``lexe``, ``lexm`` of ``corpus`` as ``(distinct, codes)`` (values as
+        `~structperc.features.lexicon.Lexicon.columns` writes them: the capped length, "0" for none),
+        or None when its tokens are not single characters."""
+        points = corpus_points(corpus, column)
+        if points is None:
+            return None
+        found = np.minimum(self.lengths(points, corpus.sent_ptr, fold), max_value)
+        return {name: _first_occurrence_codes(found[k], max_value) for k, name in enumerate(_NAMES)}
+
+
+def _first_occurrence_codes(row: np.ndarray, max_value: int) -> tuple[list[str], np.ndarray]:
+    """``compact([str(v) for v in range(max_value + 1)], row)`` for a row of small values, in a few
+    passes instead of a sort: the values in order of first occurrence and their codes."""
+    first = []
+    for v in range(max_value + 1):
+        hits = row == v
+        if hits.any():
+            first.append((int(hits.argmax()), v))
+    order = [v for _, v in sorted(first)]
+    rank = np.zeros(max_value + 1, dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return [str(v) for v in order], rank[row]

@@ -1,0 +1,106 @@
+"""The compiled lexicon columns (`structperc.features.lexicon_match`) against the Python reference
+(`structperc.features.lexicon.Lexicon.columns`): on the whole lexicon, fold by fold of a jackknife
+(one pass with fold masks = one lexicon per fold), and through `jackknifed` itself."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structperc.features.dictionary import fold_assignment, jackknifed
+from structperc.features.lexicon import Lexicon, LexiconLearner
+from structperc.features.lexicon_match import LexiconMatcher
+from structperc.io.corpus import expand
+from structperc.io.segmented import char_corpus
+
+NAMES = ("lexb", "lexe", "lexm")
+# a small alphabet (so that words recur and overlap), with a character outside the BMP
+ALPHABET = "上海市长江大桥a1𠀋"
+words_st = st.lists(st.text(ALPHABET, min_size=1, max_size=7), max_size=12)
+sentences_st = st.lists(st.lists(st.text(ALPHABET, min_size=1, max_size=4), min_size=1, max_size=6),
+                        min_size=1, max_size=12)
+
+
+def reference(lexicon: Lexicon, texts: list[str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {name: [] for name in NAMES}
+    for text in texts:
+        for name, column in zip(NAMES, lexicon.columns(text)):
+            out[name].extend(column)
+    return out
+
+
+def expanded(coded: dict) -> dict[str, list[str]]:
+    return {name: expand(*coded[name]) for name in NAMES}
+
+
+def test_a_hand_worked_case_longest_words_and_every_cap():
+    m = LexiconMatcher(["上海", "上海市", "体育局", "中华人民共和国", "x"])  # "x": too short to count
+    got = expanded(m.columns(char_corpus(["上海市体育局", "中华人民共和国x"])))
+    assert got["lexb"] == ["3", "0", "0", "3", "0", "0"] + ["5", "0", "0", "0", "0", "0", "0", "0"]
+    assert got["lexe"] == ["0", "2", "3", "0", "0", "3"] + ["0", "0", "0", "0", "0", "0", "5", "0"]
+    assert got["lexm"] == ["0", "3", "0", "0", "3", "0"] + ["0", "5", "5", "5", "5", "5", "0", "0"]
+
+
+def test_fold_masks_hide_a_fold_its_own_words():
+    # 上海 only in fold 0's sentences, 市长 in folds 0 and 1, 长江 a user's word (every fold)
+    m = LexiconMatcher(["上海", "市长", "长江"], np.array([0b01, 0b11, -1]))
+    corpus = char_corpus(["上海市长江", "上海市长江"])
+    fold0 = expanded(m.columns(corpus, np.array([0, 1])))
+    assert fold0["lexb"][:5] == ["0", "0", "2", "2", "0"]   # fold 0 sees 市长 (fold 1) and 长江, not 上海
+    assert fold0["lexb"][5:] == ["2", "0", "2", "2", "0"]   # fold 1 sees 上海 and 市长 (fold 0) and 长江
+
+
+@settings(max_examples=150, deadline=None)
+@given(words_st, sentences_st)
+def test_the_whole_lexicon_equals_the_reference(words, sentences):
+    texts = ["".join(s) for s in sentences]
+    got = expanded(LexiconMatcher(words).columns(char_corpus(texts)))
+    assert got == reference(Lexicon(words), texts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(sentences_st, st.integers(1, 5), st.integers(0, 3), st.lists(st.text(ALPHABET, min_size=2, max_size=4),
+                                                                     max_size=3))
+def test_one_pass_equals_a_lexicon_per_fold(sentences, folds, seed, extra):
+    """Fold f's sentences get the columns of the lexicon of the other folds' words and the user's."""
+    corpus = char_corpus(["".join(s) for s in sentences])
+    k, fold_of = fold_assignment(len(sentences), folds, seed)
+    learner = LexiconLearner(sentences, extra)
+    got = expanded(learner.jackknife_values(corpus, fold_of, k))
+    want: dict[str, list[str]] = {name: [] for name in NAMES}
+    for s, words in enumerate(sentences):
+        others = {w for t, ws in enumerate(sentences) if fold_of[t] != fold_of[s] for w in ws} | set(extra)
+        for name, column in reference(Lexicon(others), ["".join(words)]).items():
+            want[name].extend(column)
+    assert got == want
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_jackknifed_columns_equal_the_fold_by_fold_mechanism(workers):
+    sentences = [["上海", "市长"], ["长江", "大桥"], ["上海", "长江", "大桥"], ["市", "长江"], ["大", "桥"]] * 3
+    corpus = char_corpus(["".join(s) for s in sentences])
+    fast, _ = jackknifed(corpus, LexiconLearner(sentences, ["江大"]), 4, 0, workers)
+    slow_learner = LexiconLearner(sentences, ["江大"])
+    slow_learner.jackknife_values = lambda *args: None  # type: ignore[method-assign]
+    slow, _ = jackknifed(corpus, slow_learner, 4, 0, workers)
+    for name in NAMES:
+        assert fast.columns[name] == slow.columns[name]
+
+
+def test_the_boundary_refuses_offsets_that_do_not_fit_the_text():
+    m = LexiconMatcher(["上海"])
+    points = np.array([19978, 28023], dtype=np.int64)
+    for ptr in ([0, 3], [1, 2], [0, 2, 1, 2]):
+        with pytest.raises(ValueError):
+            m.lengths(points, np.array(ptr))
+    with pytest.raises(ValueError):
+        m.lengths(points, np.array([0, 2]), np.array([62]))
+    assert m.lengths(points, np.array([0, 2])).tolist() == [[2, 0], [0, 2], [0, 0]]
+
+
+def test_tokens_of_several_characters_are_left_to_the_reference():
+    from structperc.io.corpus import Corpus
+
+    corpus = Corpus({"char": ["上海", "市"]}, np.array([0, 2]), "<memory>")
+    assert LexiconMatcher(["上海市"]).columns(corpus) is None
