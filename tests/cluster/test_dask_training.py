@@ -271,3 +271,50 @@ def test_fit_with_dask_gives_the_model_of_local_workers(client, tmp_path, monkey
     assert model_bytes(workers=2, dask=client) == model_bytes(workers=2)
     with pytest.raises(InputError, match="--workers N"):
         Tagger(task="chunk", columns=["word", "pos", "chunk"], epochs=1).fit(str(SAMPLE_TRAIN), dask=client)
+
+
+def test_a_worker_keeps_its_last_start_and_applies_only_the_new_deltas(monkeypatch):
+    """`_start_of`: the base with the deltas applied, whether the thread's kept start is extended (the
+    next epoch, same base) or rebuilt (another base, an older epoch's rerun, unnamed objects)."""
+    from structperc.parallel import dask_training as dt
+
+    rng = np.random.default_rng(0)
+    shapes = {"W": ((12,), np.float32), "U": ((12,), np.float64), "Wt": ((3, 2), np.float32),
+              "Ut": ((3, 2), np.float64), "Wc": ((2, 3, 2), np.float32), "Uc": ((2, 3, 2), np.float64)}
+    base = dt.MixedWeights({n: rng.normal(size=s).astype(d) for n, (s, d) in shapes.items()}, "run-base-0")
+
+    def delta(token: str) -> dt.MixedDelta:
+        masks, values = {}, {}
+        for names in (dt.STATE_ROWS, dt.TRANS_ROWS):
+            where = rng.random(int(np.prod(shapes[names[0]][0]))) < 0.4
+            masks[names[0]] = np.packbits(where)
+            for n in names:
+                values[n] = rng.normal(size=int(where.sum())).astype(shapes[n][1])
+        for n in dt.WHOLE:
+            values[n] = rng.normal(size=shapes[n][0]).astype(shapes[n][1])
+        return dt.MixedDelta(masks, values, token)
+
+    d1, d2, d3 = delta("run-delta-1"), delta("run-delta-2"), delta("run-delta-3")
+
+    def same(a: dict, b: dt.MixedWeights) -> bool:
+        return all(a[n].tobytes() == b.arrays[n].tobytes() for n in shapes)
+
+    dt.release_scratch()
+    try:
+        assert same(dt._start_of(base, (d1,)), dt.rebased(base, (d1,)))
+        applied = []
+        monkeypatch.setattr(dt.MixedDelta, "apply", lambda self, arrays, f=dt.MixedDelta.apply:
+                            applied.append(self.token) or f(self, arrays))
+        extended = dt._start_of(base, (d1, d2, d3))
+        assert applied == ["run-delta-2", "run-delta-3"]  # the kept start had d1 already
+        monkeypatch.undo()
+        assert same(extended, dt.rebased(base, (d1, d2, d3)))
+        assert same(dt._start_of(base, (d1,)), dt.rebased(base, (d1,)))  # an older epoch: rebuilt
+        other = dt.MixedWeights({n: a * 2 for n, a in base.arrays.items()}, "run-base-5")
+        assert same(dt._start_of(other, (d3,)), dt.rebased(other, (d3,)))  # another base: rebuilt
+        unnamed = dt.MixedDelta(d2.masks, d2.values)
+        assert same(dt._start_of(other, (d3, unnamed)), dt.rebased(other, (d3, d2)))
+        assert dt.scratch_bytes() > 0
+    finally:
+        dt.release_scratch()
+    assert dt.scratch_bytes() == 0
