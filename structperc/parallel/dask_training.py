@@ -12,9 +12,9 @@ preference only, and each epoch runs where the scheduler finds its data.
   `ZeroWeights` (a few bytes; each task expands it), and after each epoch only what the mixing changed
   leaves the driver — a `MixedDelta`, the changed elements' bit mask and mixed values, again the result
   of a `hold` task. A task applies the deltas to its copy of the base; a worker thread keeps the
-  start of its last epoch, so its next epoch applies only the one new delta (`_start_of`: a copy of
-  the dense weights per thread more, for a tenth of the epoch's overhead: SXU, 2 shards, the tasks'
-  time per epoch beyond training fell from about 0.21 s to 0.12 s). Once the deltas add up to more than
+  start of its last epoch, so its next epoch applies only the one new delta (`_start_of`; it costs
+  one more copy of the dense weights per thread; on SXU with 2 shards the tasks' time per epoch
+  beyond training fell from about 0.21 s to 0.12 s). Once the deltas add up to more than
   `REBASE` of the dense size, the cluster makes a new base of them (`rebased`, a task of the old base and
   the deltas: its lineage is small deltas, not dense weights), which each worker fetches once from a
   peer. The driver never sends dense weights (a resumed run's start is the one exception).
