@@ -21,6 +21,7 @@ import numpy as np
 
 from structperc.io.corpus import Corpus
 from structperc.errors import InputError
+from structperc.features.key_lookup import KeyLookup
 from structperc.features.keys import digits, recode, shift
 from structperc.features.templates import Atom, Part, Template, value_function
 
@@ -401,13 +402,7 @@ class FeatureIndex:
         if lut is not None:  # small key space: one gather instead of a binary search
             ids = lut[key]   # key -1 reads the table's last entry, which is -1
             return np.where(ids >= 0, ids + offset, -1)
-        table = self.keys[ti]
-        idx = np.searchsorted(table, key)
-        idx_clip = np.minimum(idx, max(len(table) - 1, 0))
-        found = (idx < len(table)) & (key >= 0)
-        if len(table):
-            found &= table[idx_clip] == key
-        return np.where(found, idx + offset, -1)
+        return self._key_lookup(ti).ids(key, offset)
 
     def replace_tables(self, vocabs: list[list[str]], radix: list[list[int]],
                        keys: list[np.ndarray]) -> None:
@@ -418,14 +413,25 @@ class FeatureIndex:
         self.drop_lookup_tables()
 
     def build_lookup_tables(self) -> None:
-        """Build every dense key table `_dense_table` will use now (before forking workers that all
-        look keys up: built once, shared, instead of once per worker)."""
+        """Build every key table `_dense_table` and `_key_lookup` will use now (before forking workers
+        or starting threads that all look keys up: built once, shared, instead of once per worker)."""
         for ti in range(len(self.templates)):
-            self._dense_table(ti)
+            if self._dense_table(ti) is None:
+                self._key_lookup(ti)
 
     def drop_lookup_tables(self) -> None:
-        """Forget the dense key tables of `_dense_table` (stale after the tables change; a few MB)."""
+        """Forget the dense key tables of `_dense_table` and the hash tables of `_key_lookup` (stale
+        after the tables change; a few MB)."""
         self.__dict__.pop("_dense", None)
+        self.__dict__.pop("_hashed", None)
+
+    def _key_lookup(self, ti: int) -> KeyLookup:
+        """The lookup of template ``ti``'s keys too many for `_dense_table` (a hash table, built on first
+        use after the tables are final, never saved)."""
+        cache = self.__dict__.setdefault("_hashed", {})
+        if ti not in cache:
+            cache[ti] = KeyLookup(self.keys[ti])
+        return cache[ti]
 
     def _dense_table(self, ti: int) -> np.ndarray | None:
         """For a template whose keys range over at most `DENSE_KEYS` values: key → attribute index
