@@ -15,13 +15,16 @@ import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.atomic import code_points, constrain
-from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon
+from structperc.features.dictionary import DictionaryLearner, Learners
+from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon, segmentation_dictionary
+from structperc.features.variety import VarietyLearner, read_raw, variety_columns
 from structperc.features.templates import resolve_template
 from structperc.io.segmented import char_corpus, read_segmented_corpus
 from structperc.labels.bmes import bmes_codes
 from structperc import params
 from structperc.model import schema
 from structperc.model.task import get_task
+from structperc.pipeline import template_columns
 from structperc.fitting import Callback, Progress
 from structperc.tagger import Tagger
 
@@ -131,6 +134,10 @@ class Segmenter(Tagger):
         Extra dictionary words (a file with one word per line, or a list).
     folds : int
         Jackknife folds for the training-word dictionary (1 disables jackknifing).
+    raw : str, path or iterable of str, optional
+        Unsegmented text (a file, one sentence a line, or a list of texts) added to the training text's
+        accessor variety statistics, when the templates read ``av*`` columns
+        (`structperc.features.variety`).
 
     Attributes
     ----------
@@ -152,19 +159,22 @@ class Segmenter(Tagger):
     def __init__(self, *, template: str | Sequence[str] = "cws", epochs: int | None = None,
                  seed: int = 0, min_count: int = 1, dev_split: float = 0.0,
                  lexicon: str | os.PathLike | Iterable[str] | None = None, folds: int = 10,
-                 feature_set: str = "all", step: str = "perceptron", margin: float = 0.0, C: float = 1.0):
+                 feature_set: str = "all", step: str = "perceptron", margin: float = 0.0, C: float = 1.0,
+                 raw: str | os.PathLike | Iterable[str] | None = None):
         super().__init__(task="cws", template=template, epochs=epochs, seed=seed, min_count=min_count,
                          dev_split=dev_split, feature_set=feature_set, folds=folds, step=step, margin=margin, C=C)
         self.lexicon = lexicon
+        self.raw = raw
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("template", "epochs", "seed", "min_count", "dev_split",
-                                              "lexicon", "folds", "feature_set", "step", "margin", "C")}
+                                              "lexicon", "folds", "feature_set", "step", "margin", "C", "raw")}
 
     def _saved_params(self) -> dict:
-        # the lexicon is saved as the dictionary; the model file keeps the `Tagger` parameter names
+        # the lexicon and the raw text are saved as the dictionaries; the model file keeps the `Tagger`
+        # parameter names
         return {"task": "cws", **{k: v for k, v in self.get_params().items()
-                                  if k not in ("template", "lexicon")}}
+                                  if k not in ("template", "lexicon", "raw")}}
 
     def fit(self, X: Any, y: Any = None, *, dev: Any = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
@@ -182,9 +192,24 @@ class Segmenter(Tagger):
         dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
         lines = resolve_template(self.template or "cws")
         self._fit_corpus(_gold_corpus(sents, source), dev_corpus, X, task, lines, {},
-                         LexiconLearner(sents, self._user_words()), callback, checkpoint_dir, resume,
+                         self._learner(sents, lines), callback, checkpoint_dir, resume,
                          progress, dict(workers=workers, mixing=mixing, dask=dask))
         return self
+
+    def _learner(self, sents: list[list[str]], lines: list[str]) -> DictionaryLearner:
+        """The lexicon's learner, with the accessor variety's when the templates read ``av*`` columns."""
+        lexicon = LexiconLearner(sents, self._user_words())
+        av = variety_columns(template_columns(lines))
+        if not av:
+            return lexicon
+        return Learners([lexicon, VarietyLearner(["".join(s) for s in sents], av, self._raw_texts())])
+
+    def _raw_texts(self) -> list[str]:
+        if self.raw is None:
+            return []
+        if isinstance(self.raw, (str, os.PathLike)):
+            return read_raw(self.raw)
+        return ["".join(str(t).split()) for t in self.raw if str(t).strip()]
 
     def _user_words(self) -> list[str]:
         if self.lexicon is None:
@@ -207,9 +232,10 @@ class Segmenter(Tagger):
 
     def _dictionary(self) -> SegmentationDictionary:
         self._check_fitted()
-        if not isinstance(self.dictionary_, SegmentationDictionary):
+        found = segmentation_dictionary(self.dictionary_)
+        if found is None:
             raise ModelFormatError("not a word segmentation model: it has no segmentation dictionary")
-        return self.dictionary_
+        return found
 
     # ------------------------------------------------------------ segmentation
     def segment_texts(self, texts: Sequence[str]) -> list[list[str]]:
@@ -304,7 +330,7 @@ class Segmenter(Tagger):
 
     @classmethod
     def from_model(cls, model: schema.Model, where: str = "this model") -> "Segmenter":
-        if model.task.name != "cws" or not isinstance(model.dictionary, SegmentationDictionary):
+        if model.task.name != "cws" or segmentation_dictionary(model.dictionary) is None:
             raise ModelFormatError(f"{where}: not a word segmentation model (task {model.task.name!r})")
         return super().from_model(model)  # type: ignore[return-value]
 

@@ -65,6 +65,9 @@ def _progress(epochs: int, quiet: bool):
               help="Span scheme the model learns in; output keeps the data's scheme [default: iobes].")
 @click.option("--lexicon", metavar="FILE",
               help="cws: extra dictionary words, one per line (training words are always used).")
+@click.option("--raw", metavar="FILE",
+              help="cws: unsegmented text, one sentence per line, added to the accessor variety statistics "
+                   "of templates reading av* columns (the training text is always used).")
 @click.option("--checkpoint-dir", metavar="DIR",
               help="Save the full trainer state after every epoch (atomically) to DIR.")
 @click.option("--resume", metavar="DIR", help="Continue the run whose checkpoints are in DIR.")
@@ -114,7 +117,7 @@ def _progress(epochs: int, quiet: bool):
                    "mistakes in the epoch [default: uniform].")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
-          min_count, seed, feature_set, scheme, constrained, encoding, lexicon, checkpoint_dir, resume, init_model,
+          min_count, seed, feature_set, scheme, constrained, encoding, lexicon, raw, checkpoint_dir, resume, init_model,
           tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, order, clusters,
           dask, read_on_workers, mixing, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
@@ -124,6 +127,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
 
     if lexicon and task != "cws":
         raise click.UsageError("--lexicon is for --task cws")
+    if raw and task != "cws":
+        raise click.UsageError("--raw is for --task cws")
     if order == 2 and (task == "cws" or init_model):
         raise click.UsageError("--order 2 is for training a new tagger (not --task cws, not --init-model)")
     callback, progress = _progress(epochs or get_task(task or "chunk").epochs, quiet)
@@ -136,7 +141,7 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
         feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag, step=step, margin=margin,
-        C=C, order=order)
+        C=C, order=order, raw=raw)
     if not quiet:
         extra = f", best epoch {model.best_epoch_}" if (dev_path or dev_split) else ""
         c = getattr(model, "calibration_", None)

@@ -26,7 +26,7 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.atomic import KINDS, AtomicStats
-from structperc.features.dictionary import with_columns
+from structperc.features.dictionary import parts, with_columns
 from structperc.features.lexicon_match import MAX_FOLDS, LexiconMatcher
 from structperc.features.templates import FUNCTIONS
 from structperc.io.corpus import Corpus
@@ -266,6 +266,11 @@ class SegmentationDictionary:
         atomic = data.get("atomic")
         return cls(list(data["lexicon"]), list(data["train_words"]),
                    dict(atomic) if isinstance(atomic, dict) else None, bool(data.get("extended", False)))
+
+
+def segmentation_dictionary(dictionary: Any) -> SegmentationDictionary | None:
+    """The lexicon among a model's dictionaries (alone, or beside the accessor variety's), or None."""
+    return next((p for p in parts(dictionary) if isinstance(p, SegmentationDictionary)), None)
 
 
 class LexiconLearner:

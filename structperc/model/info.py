@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from structperc.features.lexicon import SegmentationDictionary
+from structperc.features.lexicon import segmentation_dictionary
 from structperc.model.archive import FORMAT_NAME, archive_path
 from structperc.model.schema import file_size, read
 
@@ -77,9 +77,9 @@ def model_info(path: str | os.PathLike) -> dict:
         "tag_dictionary": None if model.tag_dictionary is None else len(model.tag_dictionary),
         "provenance": prov,
     }
-    if isinstance(model.dictionary, SegmentationDictionary):
-        info["cws"] = {"train_words": len(model.dictionary.train_words),
-                       "lexicon": len(model.dictionary.lexicon)}
+    lexicon = segmentation_dictionary(model.dictionary)
+    if lexicon is not None:  # alone, or beside the accessor variety
+        info["cws"] = {"train_words": len(lexicon.train_words), "lexicon": len(lexicon.lexicon)}
     return info
 
 

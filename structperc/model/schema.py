@@ -52,6 +52,7 @@ from structperc.features.clusters import ClusterMap
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
+from structperc.features.variety import AccessorVariety
 from structperc.features.templates import parse_templates
 from structperc.labels import LabelSet, transition_mask
 from structperc.labels.schemes import SPAN_SCHEMES
@@ -136,7 +137,7 @@ def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
 
 #: The key of each kind of learnt dictionary in ``extra`` (a model may hold several: `Dictionaries`).
 _DICTIONARY_KEYS = (("gazetteer", Gazetteer), ("cws", SegmentationDictionary), ("ambiguity", AmbiguityClasses),
-                    ("clusters", ClusterMap))
+                    ("clusters", ClusterMap), ("variety", AccessorVariety))
 
 
 def _extra_json(model: Model) -> dict:
@@ -178,6 +179,8 @@ def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
         found.append(AmbiguityClasses.from_json(extra["ambiguity"], word=task.token_column))
     if isinstance(extra.get("clusters"), dict):
         found.append(ClusterMap.from_json(extra["clusters"], word=task.token_column))
+    if isinstance(extra.get("variety"), dict):
+        found.append(AccessorVariety.from_json(extra["variety"]))
     return None if not found else found[0] if len(found) == 1 else Dictionaries(found)
 
 
