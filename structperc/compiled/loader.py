@@ -3,8 +3,10 @@
 `pip install` compiles the kernel modules ahead of time into extension modules (numba's ``pycc``, see
 `structperc.compiled.build`): the training epoch (`structperc.train.epoch_kernels`), the tagging
 decoder (`structperc.decode.tag_kernels`) and model loading (`structperc.model.weight_kernels`) into
-``structperc._aot``; the corpus scanners (`structperc.io.read_kernels`) into ``structperc._aot_read``
-(one extension per group, so a group can be rebuilt without the other). Loading that module costs
+``structperc._aot``; the corpus scanners (`structperc.io.read_kernels`), the segmentation lexicon's
+longest matches (`structperc.features.lexicon_kernels`) and the key lookups of the attribute index
+(`structperc.features.lookup_kernels`) into ``structperc._aot_read`` (one extension per group, so a
+group can be rebuilt without the others). Loading that module costs
 what loading any small extension costs: no numba, no LLVM in the process. That is worth ~0.3 s of
 start-up and ~90 MiB of resident memory (measured: ``python -c "import numba"`` peaks at 93 MB,
 ``import numpy`` at 27 MB), which dominate `structperc tag` on a small file and the peak memory of
