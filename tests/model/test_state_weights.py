@@ -178,3 +178,23 @@ def test_compiled_loading_equals_numpy(problem, break_order):
     finally:
         sw._aot = original
     assert want_ok == (not break_order or not (counts >= 2).any())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=12), st.integers(0, 2**32 - 1), st.booleans())
+def test_row_counts_equal_the_count_by_row_ids(lengths, seed, long_row):
+    """`row_counts` (bytes per row, or row ids past 255 pairs a row) counts what the row ids count."""
+    if long_row and lengths:
+        lengths[0] = 300
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    flags = np.random.default_rng(seed).random(int(ptr[-1])) < 0.8
+    want = np.bincount(np.repeat(np.arange(len(lengths)), lengths)[flags], minlength=len(lengths))
+    assert sw.row_counts(flags, ptr).tolist() == want.tolist()
+
+
+def test_nonzero_keeps_the_weights_that_are_not_zero_row_by_row():
+    w = StateWeights(np.array([0, 2, 2, 5]), np.array([0, 1, 0, 1, 2], np.int16),
+                     np.array([0.0, 1.5, -2.0, 0.0, 3.0], np.float32), 3)
+    kept = w.nonzero()
+    assert kept.ptr.tolist() == [0, 1, 1, 3] and kept.labels.tolist() == [1, 0, 2]
+    assert kept.values.tolist() == [1.5, -2.0, 3.0]
