@@ -6,10 +6,14 @@ from typing import Any
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.labels.bmes6 import BMES6
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.state_weights import FEATURE_SETS
 from structperc.model.task import Task, get_task
 from structperc.train.perceptron import margin_hyperparameters
+
+#: The schemes a segmentation model (BMES data) may learn in: BMES itself or the 6-tag set.
+WORD_ENCODINGS = ("bmes", BMES6)
 
 
 def task_for(params: dict[str, Any]) -> Task:
@@ -51,6 +55,12 @@ def check(params: dict[str, Any], task: Task) -> None:
                                   or task.model_scheme not in ("iob1", "iob2", "iobes")):
         raise InputError(f"span tasks need a span scheme (data: {task.scheme!r}, model: "
                          f"{task.model_scheme!r}; known: {', '.join(SPAN_SCHEMES)})")
+    if task.scheme == "bmes" and task.model_scheme not in WORD_ENCODINGS:
+        raise InputError(f"a segmentation model (scheme 'bmes') learns in one of the encodings "
+                         f"{', '.join(WORD_ENCODINGS)}, not {task.model_scheme!r} (data: {task.scheme!r})")
+    if task.model_scheme in WORD_ENCODINGS and task.scheme != "bmes":
+        raise InputError(f"encoding {task.model_scheme!r} is for segmentation data in the 'bmes' scheme, "
+                         f"not {task.scheme!r}")
     if task.tag_column not in task.columns:
         raise InputError(f"tag column {task.tag_column!r} is not among the columns "
                          f"{list(task.columns)}")

@@ -15,7 +15,7 @@ from structperc.features.index import FeatureIndex, Features
 from structperc.features.sharding import fit_transform_parallel
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
-from structperc.labels import LabelSet
+from structperc.labels import LabelSet, bmes6
 from structperc.labels.partial import corpus_allowed, partial_labels
 from structperc.labels.schemes import convert_flat, ids_to_iob2
 from structperc.model.task import Task
@@ -56,12 +56,20 @@ class Instances:
         return int(self.feats.sent_ptr[-1])
 
 
+def _converts(task: Task) -> bool:
+    """Whether the model learns in another scheme than the data's: span tasks in IOBES (by default),
+    segmentation in the 6-tag set (`structperc.labels.bmes6`, with ``encoding="bmes6"``)."""
+    return task.model_scheme != task.scheme and (task.metric == "span" or task.model_scheme == bmes6.BMES6)
+
+
 def model_tags(corpus: Corpus, task: Task) -> list[str]:
     """The gold tags of ``corpus`` in the scheme the model learns in (span tasks: IOBES by default)."""
     tags = corpus.columns[task.tag_column]
-    if task.metric == "span" and task.model_scheme != task.scheme:
-        return convert_flat(tags, corpus.sent_ptr, task.scheme, task.model_scheme)
-    return tags
+    if not _converts(task):
+        return tags
+    if task.model_scheme == bmes6.BMES6:
+        return bmes6.from_bmes(*corpus.factorize(task.tag_column), corpus.sent_ptr)
+    return convert_flat(tags, corpus.sent_ptr, task.scheme, task.model_scheme)
 
 
 def hidden_tags(corpus: Corpus, task: Task, unknown: str | None) -> np.ndarray | None:
@@ -111,13 +119,15 @@ def _labels_and_ids(corpus: Corpus, task: Task, tags: list[str], unknown: str | 
 
 def _schemes(task: Task) -> tuple[str, str]:
     """(model scheme, data scheme): the pair `model_tags` converts between (the same when none)."""
-    if task.metric == "span" and task.model_scheme != task.scheme:
+    if _converts(task):
         return task.model_scheme, task.scheme
     return task.scheme, task.scheme
 
 
 def data_tags(ids: np.ndarray, sent_ptr: np.ndarray, labels: list[str], task: Task) -> list[str]:
     """Predicted label ids as tags of the data's scheme (flat, in corpus order)."""
+    if task.model_scheme == bmes6.BMES6 and task.scheme == "bmes":  # a table lookup per id: B2, B3 -> M
+        return np.array(bmes6.to_bmes_table(labels), dtype=object)[np.asarray(ids, dtype=np.int64)].tolist()
     if task.metric == "span" and task.model_scheme != task.scheme:
         if task.scheme == "iob2":
             fast = ids_to_iob2(ids, sent_ptr, labels, task.model_scheme)  # vectorized on ids

@@ -1,5 +1,6 @@
 """Chinese word segmentation as B/M/E/S character tagging: `Segmenter`, a `Tagger` whose features
-include the lexicon columns and whose input and output are words.
+include the lexicon columns and whose input and output are words. The model may learn in the 6-tag
+set instead (``encoding="bmes6"``, `structperc.labels.bmes6`); everything outside it stays BMES.
 
 Dictionary features come from the training words themselves (the bakeoff's closed track allows it)
 plus an optional user lexicon, jackknifed like every learnt dictionary (see
@@ -138,6 +139,10 @@ class Segmenter(Tagger):
         Unsegmented text (a file, one sentence a line, or a list of texts) added to the training text's
         accessor variety statistics, when the templates read ``av*`` columns
         (`structperc.features.variety`).
+    encoding : {"bmes", "bmes6"}
+        The tags the model learns and decodes in: B/M/E/S, or the 6-tag set B, B2, B3, M, E, S of
+        Zhao et al. (2006), which tells the transitions how far into a word a character is
+        (`structperc.labels.bmes6`). Input, output and scores are words either way.
 
     Attributes
     ----------
@@ -160,21 +165,25 @@ class Segmenter(Tagger):
                  seed: int = 0, min_count: int = 1, dev_split: float = 0.0,
                  lexicon: str | os.PathLike | Iterable[str] | None = None, folds: int = 10,
                  feature_set: str = "all", step: str = "perceptron", margin: float = 0.0, C: float = 1.0,
-                 raw: str | os.PathLike | Iterable[str] | None = None):
+                 raw: str | os.PathLike | Iterable[str] | None = None, encoding: str = "bmes"):
         super().__init__(task="cws", template=template, epochs=epochs, seed=seed, min_count=min_count,
-                         dev_split=dev_split, feature_set=feature_set, folds=folds, step=step, margin=margin, C=C)
+                         dev_split=dev_split, feature_set=feature_set, folds=folds, step=step, margin=margin, C=C,
+                         encoding=encoding)
         self.lexicon = lexicon
         self.raw = raw
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("template", "epochs", "seed", "min_count", "dev_split",
-                                              "lexicon", "folds", "feature_set", "step", "margin", "C", "raw")}
+                                              "lexicon", "folds", "feature_set", "step", "margin", "C", "raw",
+                                              "encoding")}
 
     def _saved_params(self) -> dict:
         # the lexicon and the raw text are saved as the dictionaries; the model file keeps the `Tagger`
-        # parameter names
+        # parameter names; the encoding is the model's own (`Task.encoding`), and a BMES model's
+        # parameters stay as they were before there was a choice
         return {"task": "cws", **{k: v for k, v in self.get_params().items()
-                                  if k not in ("template", "lexicon", "raw")}}
+                                  if k not in ("template", "lexicon", "raw")
+                                  and not (k == "encoding" and v in (None, "bmes"))}}
 
     def fit(self, X: Any, y: Any = None, *, dev: Any = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
@@ -186,7 +195,7 @@ class Segmenter(Tagger):
         given = sorted(k for k, v in tagger_only.items() if v is not None and k != "tokens")
         if y is not None or given:
             raise TypeError(f"Segmenter.fit takes segmented text, not {', '.join(given) or 'y'}")
-        task = get_task("cws", epochs=self.epochs)
+        task = get_task("cws", epochs=self.epochs, encoding=self.encoding)
         params.check(self._saved_params(), task)
         sents, source = _as_word_lists(X)
         dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
@@ -284,7 +293,8 @@ class Segmenter(Tagger):
     def _word_starts(self, texts: list[str]) -> np.ndarray:
         """Whether a word starts at each character of ``texts`` (one after the other), as decoded: at
         a B or S, after an E or S, and at the start of every text. (Constrained decoding makes the
-        first two agree; taking both keeps ill-formed paths segmentable.)"""
+        first two agree; taking both keeps ill-formed paths segmentable. In the 6-tag set B2, B3 and
+        M, like BMES's M, neither start nor end a word.)"""
         corpus = char_corpus(texts)
         ids = self.predict_ids(corpus)
         starts = np.array([lab in ("B", "S") for lab in self.labels_])[ids]
@@ -332,7 +342,9 @@ class Segmenter(Tagger):
     def from_model(cls, model: schema.Model, where: str = "this model") -> "Segmenter":
         if model.task.name != "cws" or segmentation_dictionary(model.dictionary) is None:
             raise ModelFormatError(f"{where}: not a word segmentation model (task {model.task.name!r})")
-        return super().from_model(model)  # type: ignore[return-value]
+        segmenter = super().from_model(model)
+        segmenter.encoding = model.task.model_scheme  # models from before the choice: BMES
+        return segmenter  # type: ignore[return-value]
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Segmenter":

@@ -61,8 +61,10 @@ def _progress(epochs: int, quiet: bool):
               help="Tag scheme of the data [default: task's].")
 @click.option("--constrained/--unconstrained", default=None,
               help="Forbid transitions the scheme does not allow [default: on for span tasks].")
-@click.option("--encoding", type=click.Choice(["iob1", "iob2", "iobes"]),
-              help="Span scheme the model learns in; output keeps the data's scheme [default: iobes].")
+@click.option("--encoding", type=click.Choice(["iob1", "iob2", "iobes", "bmes", "bmes6"]),
+              help="Scheme the model learns in; output keeps the data's scheme. Span tasks: iob1, iob2 or iobes "
+                   "[default: iobes]. --task cws: bmes, or bmes6, the 6-tag set B B2 B3 M E S of Zhao et al. 2006 "
+                   "(the 2nd and 3rd characters of a word get tags of their own) [default: bmes].")
 @click.option("--lexicon", metavar="FILE",
               help="cws: extra dictionary words, one per line (training words are always used).")
 @click.option("--raw", metavar="FILE",

@@ -11,7 +11,13 @@ import numpy as np
 
 from structperc.errors import InputError
 
-SCHEMES = ("none", "iob1", "iob2", "iobes", "bmes")
+SCHEMES = ("none", "iob1", "iob2", "iobes", "bmes", "bmes6")
+
+#: bmes6 (`structperc.labels.bmes6`): the label each 6-tag label must follow (None: sentence start);
+#: B, S and any other label follow a word's end.
+_BMES6_AFTER = {"B2": ("B",), "B3": ("B2",), "M": ("B3", "M"), "E": ("B", "B2", "B3", "M")}
+#: Labels a sentence may not end in, per scheme (their word or span is still open).
+_OPEN = {"bmes": ("B", "M", "I"), "bmes6": ("B", "B2", "B3", "M"), "iobes": ("B", "I")}
 
 
 def _split(label: str) -> tuple[str, str]:
@@ -26,6 +32,8 @@ def _split(label: str) -> tuple[str, str]:
 def _allowed(prev: str | None, cur: str, scheme: str) -> bool:
     """Whether ``cur`` may follow ``prev`` (None: sentence start) under ``scheme``."""
     cp, ct = _split(cur)
+    if scheme == "bmes6":
+        return prev in _BMES6_AFTER.get(cur, (None, "E", "S"))
     if scheme == "bmes":
         pp = _split(prev)[0] if prev is not None else None
         if cp in ("M", "E", "I"):
@@ -68,8 +76,7 @@ def transition_mask(labels: Sequence[str], scheme: str) -> tuple[np.ndarray, np.
             if not _allowed(p, c, scheme):
                 trans[i, j] = -np.inf
     for j, c in enumerate(labels):
-        cp = _split(c)[0]
-        if (scheme == "bmes" and cp in ("B", "M", "I")) or (scheme == "iobes" and cp in ("B", "I")):
+        if (c if scheme == "bmes6" else _split(c)[0]) in _OPEN.get(scheme, ()):
             end[j] = -np.inf
     return trans, end
 
@@ -81,7 +88,6 @@ def valid_sequence(tags: Sequence[str], scheme: str) -> bool:
         if not _allowed(prev, t, scheme):
             return False
         prev = t
-    if prev is not None and scheme in ("bmes", "iobes"):
-        if _split(prev)[0] in (("B", "M", "I") if scheme == "bmes" else ("B", "I")):
-            return False
+    if prev is not None and (prev if scheme == "bmes6" else _split(prev)[0]) in _OPEN.get(scheme, ()):
+        return False
     return True

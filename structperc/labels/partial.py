@@ -16,6 +16,8 @@ a span unless the previous token is in a span of the same type: unknown token by
 ``I-X`` projects onto every model label of type X, and IOB1 ``B-X`` onto those that begin a span).
 A data tag stands for the model labels of its type whose flags agree wherever both are known; tags
 that are not span tags (``O``, or any tag of the ``none``/``bmes`` schemes) stand for themselves.
+A segmentation model in the 6-tag set (``bmes6``, `structperc.labels.bmes6`) reads BMES data: a BMES
+``M`` stands for B2, B3 and M, the other tags for themselves, and the transitions settle which.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
+from structperc.labels import bmes6
 from structperc.labels.schemes import SPAN_SCHEMES, _parse, _to_iob2, convert
 
 #: The default marker of an unknown tag in the tag column of a file.
@@ -63,7 +66,8 @@ def _agrees(model: Reading, data: Reading) -> bool:
 
 
 def _check(model_scheme: str, data_scheme: str) -> None:
-    if model_scheme != data_scheme and not (model_scheme in SPAN_SCHEMES and data_scheme in SPAN_SCHEMES):
+    if model_scheme != data_scheme and not (model_scheme in SPAN_SCHEMES and data_scheme in SPAN_SCHEMES) \
+            and (model_scheme, data_scheme) != (bmes6.BMES6, "bmes"):
         raise ValueError(f"no conversion between the {data_scheme!r} and {model_scheme!r} schemes "
                          f"(span schemes: {', '.join(SPAN_SCHEMES)})")
 
@@ -78,6 +82,8 @@ def data_scheme_tags(labels: Sequence[str], model_scheme: str, data_scheme: str)
     _check(model_scheme, data_scheme)
     if model_scheme == data_scheme:
         return list(labels)
+    if model_scheme == bmes6.BMES6:
+        return sorted(set(bmes6.to_bmes_table(labels)))
     sep = _separator(labels)
     types = sorted({sp[1] for sp in map(_span, labels) if sp is not None})
     other = [lab for lab in labels if _span(lab) is None]
@@ -104,6 +110,8 @@ def label_projection(labels: Sequence[str], model_scheme: str, data_scheme: str)
     _check(model_scheme, data_scheme)
     if model_scheme == data_scheme:
         return {lab: np.array([i], dtype=np.int64) for i, lab in enumerate(labels)}
+    if model_scheme == bmes6.BMES6:  # BMES data, 6-tag model: M stands for B2, B3 and M
+        return bmes6.projection(labels)
     model = [_reading(lab, model_scheme) for lab in labels]
     out: dict[str, np.ndarray] = {}
     for tag in data_scheme_tags(labels, model_scheme, data_scheme):
@@ -161,10 +169,19 @@ def sentence_allowed(tags: Sequence[str | None], labels: Sequence[str], model_sc
     index = {lab: i for i, lab in enumerate(labels)}
     if all(t is not None for t in tags):
         known = [t for t in tags if t is not None]
-        exact = convert(known, data_scheme, model_scheme) if model_scheme != data_scheme else known
+        exact = known if model_scheme == data_scheme else bmes6.from_bmes(known, np.arange(T), np.array([0, T])) \
+            if model_scheme == bmes6.BMES6 else convert(known, data_scheme, model_scheme)
         for t, lab in enumerate(exact):
             if lab in index:
                 out[t, index[lab]] = True
+        return out
+    if model_scheme == bmes6.BMES6:  # each known tag's 6-tag labels; the transitions settle the rest
+        projected = bmes6.projection(labels)
+        for t, tag in enumerate(tags):
+            if tag is None:
+                out[t] = True
+            elif tag in projected:
+                out[t, projected[tag]] = True
         return out
     model = [_reading(lab, model_scheme) for lab in labels]
     for t, tag in enumerate(tags):
@@ -188,6 +205,8 @@ def partial_labels(model_tags: Sequence[str], model_scheme: str, data_scheme: st
     seen = set(model_tags)
     if model_scheme == data_scheme:
         return sorted(seen)
+    if model_scheme == bmes6.BMES6:  # a known M may be any of B2, B3, M: all six labels
+        return sorted(seen | set(bmes6.TAGS))
     sep = _separator(sorted(seen))
     types = {sp[1] for sp in map(_span, seen) if sp is not None}
     other = {t for t in seen if _span(t) is None}
@@ -210,6 +229,9 @@ def corpus_allowed(tags: Sequence[str], sent_ptr: np.ndarray, labels: Sequence[s
     for s in np.unique(sent_of[hidden]).tolist():
         a, b = ptr[s], ptr[s + 1]
         sent: list[str | None] = [None if t == unknown else t for t in tags[a:b]]
+        if model_scheme == bmes6.BMES6:  # a token's set is its own tag's: no window to memoize
+            allowed[a:b] = sentence_allowed(sent, labels, model_scheme, data_scheme)
+            continue
         allowed[a:b] = True  # unknown tokens: every label
         for t in range(b - a):
             if sent[t] is None:

@@ -64,7 +64,7 @@ from structperc.model.weights import Weights
 if TYPE_CHECKING:
     from structperc.features.tagdict import TagDictionary
 
-_SCHEMES = SPAN_SCHEMES + ("none", "bmes")
+_SCHEMES = SPAN_SCHEMES + ("none", "bmes", "bmes6")
 #: The format version of first-order models (`write`: the oldest version that holds the model).
 FIRST_ORDER_VERSION = 1
 #: Errors that mean "these bytes do not describe a model" while reading the metadata.
