@@ -138,3 +138,26 @@ def test_a_segmenter_reading_av_columns_saves_and_reloads_them(tmp_path):
     text = "上海体育局召开大会"
     assert again.segment(text) == seg.segment(text)
     assert "av2" in again.template_lines_[-2]
+
+
+def test_the_cli_adds_raw_text_to_the_statistics_and_refuses_it_outside_cws(tmp_path):
+    from click.testing import CliRunner
+
+    from structperc.cli import main
+
+    train = tmp_path / "train.txt"
+    train.write_text("\n".join(" ".join(s) if isinstance(s, list) else s for s in DATA) + "\n", encoding="utf-8")
+    raw = tmp_path / "raw.txt"
+    raw.write_text("上海召开大会\n体育局召开会议\n", encoding="utf-8")
+    template = tmp_path / "template.txt"
+    template.write_text("\n".join(CWS + ["av2[0]"]) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    args = ["train", "--task", "cws", "--train", str(train), "--template", str(template), "--epochs", "2", "-q"]
+    with_raw = runner.invoke(main, args + ["--raw", str(raw), "--model", str(tmp_path / "a")])
+    without = runner.invoke(main, args + ["--model", str(tmp_path / "b")])
+    assert with_raw.exit_code == 0 and without.exit_code == 0, with_raw.output + without.output
+    grams = [sum(map(len, Segmenter.load(tmp_path / m).dictionary_.parts[1].to_json()["grams"].values()))
+             for m in ("a", "b")]
+    assert grams[0] > grams[1]  # the raw text's n-grams counted too
+    refused = runner.invoke(main, ["train", "--train", str(train), "--raw", str(raw), "--model", str(tmp_path / "c")])
+    assert refused.exit_code != 0 and "--raw is for --task cws" in refused.output
