@@ -38,6 +38,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.features.atomic import code_points
 from structperc.features.dictionary import with_columns
 from structperc.io.corpus import Corpus, compact
 
@@ -80,8 +81,7 @@ def _points(chars: Sequence[str]) -> np.ndarray:
 
 def _text_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Code points of the texts one after another, and the texts' boundaries."""
-    joined = "".join(texts)
-    points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    points = code_points("".join(texts)).astype(np.uint64)
     ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=ptr[1:])
     return points, ptr
