@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import sys
-import time
 from typing import Iterator
 from unittest import mock
 
@@ -39,6 +37,9 @@ from structperc.features.templates import CWS, CWS_CHARS
 from structperc.features.variety import NS, VarietyLearner, variety_columns
 from structperc.io.segmented import read_segmented_corpus
 from structperc.pipeline import template_columns
+
+from cws_study import add_common_options, emitter, held_out_run
+from cws_study import test_run as scored_on_test
 
 CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "sighan2008_sxu")
 
@@ -88,14 +89,6 @@ def variant(name: str) -> tuple[str, str, int]:
     return template, stats, int(min_av or 2)
 
 
-def split(sents: list[list[str]], seed: int, fraction: float = 0.1) -> tuple[list, list]:
-    """The kept and held-out sentences, as `structperc.fitting.fit` splits them for ``dev_split``."""
-    order = np.random.default_rng(seed).permutation(len(sents))
-    n_dev = max(1, int(round(fraction * len(sents))))
-    held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
-    return [sents[i] for i in kept], [sents[i] for i in held]
-
-
 @contextlib.contextmanager
 def statistics(stats: str, min_av: int) -> Iterator[None]:
     """Segmenters trained inside learn AV with or without jackknifing, and keep n-grams of AV ≥ ``min_av``."""
@@ -106,56 +99,35 @@ def statistics(stats: str, min_av: int) -> Iterator[None]:
 
 def dev_run(name: str, sents: list[list[str]], seed: int, epochs: int) -> dict:
     template, stats, min_av = variant(name)
-    kept, held = split(sents, seed)
-    raw = ["".join(s) for s in held] if stats == "trans" else None
-    history: list = []
-    t0 = time.perf_counter()
-    with statistics(stats, min_av):
-        seg = Segmenter(template=TEMPLATES[template], epochs=epochs, seed=seed, raw=raw)
-        seg.fit(kept, dev=held, callback=history.append)
-    seconds = time.perf_counter() - t0
-    rep = seg.evaluate(held)
-    best = max(history, key=lambda r: r.dev_score)
-    return {"variant": name, "seed": seed, "epochs": epochs, "best_epoch": best.epoch,
-            "f1": 100 * rep["f1"], "oov_recall": 100 * rep["oov_recall"], "iv_recall": 100 * rep["iv_recall"],
-            "train_seconds": seconds, "epoch_seconds": sum(r.seconds for r in history) / len(history),
-            "curve": [round(100 * r.dev_score, 2) for r in history]}
+
+    def fit(kept: list, held: list, history: list) -> Segmenter:
+        raw = ["".join(s) for s in held] if stats == "trans" else None
+        with statistics(stats, min_av):
+            seg = Segmenter(template=TEMPLATES[template], epochs=epochs, seed=seed, raw=raw)
+            return seg.fit(kept, dev=held, callback=history.append)
+    return held_out_run(fit, sents, seed, epochs, variant=name)
 
 
 def test_run(name: str, train: str, test: str, seed: int, epochs: int) -> dict:
     template, stats, min_av = variant(name)
     raw = test if stats == "trans" else None    # the test file's characters, spaces removed: unlabelled text
-    t0 = time.perf_counter()
-    with statistics(stats, min_av):
-        seg = Segmenter(template=TEMPLATES[template], epochs=epochs, seed=seed, dev_split=0.1, raw=raw).fit(train)
-    seconds = time.perf_counter() - t0
-    rep = seg.evaluate(test)
-    return {"variant": name, "seed": seed, "test_f1": 100 * rep["f1"], "test_oov_recall": 100 * rep["oov_recall"],
-            "test_iv_recall": 100 * rep["iv_recall"],
-            "best_epoch": max(seg.dev_history_, key=lambda r: r.dev_score).epoch, "train_seconds": seconds}
+
+    def fit() -> Segmenter:
+        with statistics(stats, min_av):
+            return Segmenter(template=TEMPLATES[template], epochs=epochs, seed=seed, dev_split=0.1, raw=raw).fit(train)
+    return scored_on_test(fit, test, seed, variant=name)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpora", default=CORPORA)
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                     help="comma-separated [nojk-|trans-]TEMPLATE[-minK], TEMPLATE one of " + ", ".join(TEMPLATES))
-    ap.add_argument("--seeds", default="0")
-    ap.add_argument("--epochs", type=int, default=15)
-    ap.add_argument("--test", metavar="VARIANT", help="also score VARIANT and the default once on test.txt")
-    ap.add_argument("--no-dev", action="store_true", help="skip the held-out runs (with --test)")
-    ap.add_argument("--jsonl", help="append every result to this file")
+    add_common_options(ap, CORPORA, "0")
     args = ap.parse_args(argv)
     train = os.path.join(args.corpora, "train.txt")
     sents, _ = read_segmented_corpus(train)
-    results = []
-
-    def emit(r: dict) -> None:
-        results.append(r)
-        print(json.dumps(r), flush=True)
-        if args.jsonl:
-            with open(args.jsonl, "a", encoding="utf-8") as f:
-                f.write(json.dumps(r) + "\n")
+    results: list[dict] = []
+    emit = emitter(results, args.jsonl)
     names = args.variants.split(",")
     if not args.no_dev:
         for name in names:

@@ -22,10 +22,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import json
 import os
 import sys
-import time
 from typing import Iterator
 from unittest import mock
 
@@ -37,6 +35,9 @@ from structperc.features.lexicon import EXTRA_COLUMNS, LexiconLearner
 from structperc.pipeline import template_columns
 from structperc.features.templates import CWS, CWS_CHARS
 from structperc.io.segmented import read_segmented_corpus
+
+from cws_study import add_common_options, emitter, held_out_run
+from cws_study import test_run as scored_on_test
 
 CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "sighan2008_sxu")
 
@@ -89,14 +90,6 @@ EPOCHS = {"epochs25": 25, "noatomic25": 25}
 FOLDS = {"folds2": 2, "folds3": 3, "folds5": 5, "folds20": 20}
 
 
-def split(sents: list[list[str]], seed: int, fraction: float = 0.1) -> tuple[list, list]:
-    """The kept and held-out sentences, as `structperc.fitting.fit` splits them for ``dev_split``."""
-    order = np.random.default_rng(seed).permutation(len(sents))
-    n_dev = max(1, int(round(fraction * len(sents))))
-    held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
-    return [sents[i] for i in kept], [sents[i] for i in held]
-
-
 @contextlib.contextmanager
 def columns_for(lines: list[str]) -> Iterator[None]:
     """Segmenters trained inside learn dictionaries that write the opt-in `EXTRA_COLUMNS` when
@@ -110,55 +103,36 @@ def columns_for(lines: list[str]) -> Iterator[None]:
 
 
 def dev_run(name: str, lines: list[str], sents: list[list[str]], seed: int, epochs: int) -> dict:
-    kept, held = split(sents, seed)
-    history: list = []
-    t0 = time.perf_counter()
-    with columns_for(lines):
-        seg = Segmenter(template=lines, epochs=epochs, seed=seed, folds=FOLDS.get(name, 10))
-        seg.fit(kept, dev=held, callback=history.append)
-    seconds = time.perf_counter() - t0
-    if name in NOATOMIC:
-        seg.atomic_ = {kind: False for kind in seg.atomic_}
-    rep = seg.evaluate(held)
-    best = max(history, key=lambda r: r.dev_score)
-    return {"variant": name, "seed": seed, "epochs": epochs, "best_epoch": best.epoch,
-            "f1": 100 * rep["f1"], "oov_recall": 100 * rep["oov_recall"], "iv_recall": 100 * rep["iv_recall"],
-            "train_seconds": seconds, "epoch_seconds": sum(r.seconds for r in history) / len(history),
-            "curve": [round(100 * r.dev_score, 2) for r in history]}
+    def fit(kept: list, held: list, history: list) -> Segmenter:
+        with columns_for(lines):
+            seg = Segmenter(template=lines, epochs=epochs, seed=seed, folds=FOLDS.get(name, 10))
+            seg.fit(kept, dev=held, callback=history.append)
+        if name in NOATOMIC:
+            seg.atomic_ = {kind: False for kind in seg.atomic_}
+        return seg
+    return held_out_run(fit, sents, seed, epochs, variant=name)
 
 
 def test_run(name: str, lines: list[str], train: str, test: str, seed: int, epochs: int) -> dict:
-    t0 = time.perf_counter()
-    with columns_for(lines):
-        seg = Segmenter(template=lines, epochs=epochs, seed=seed, dev_split=0.1, folds=FOLDS.get(name, 10)).fit(train)
-    seconds = time.perf_counter() - t0
-    if name in NOATOMIC:
-        seg.atomic_ = {kind: False for kind in seg.atomic_}
-    rep = seg.evaluate(test)
-    return {"variant": name, "seed": seed, "test_f1": 100 * rep["f1"], "test_oov_recall": 100 * rep["oov_recall"],
-            "best_epoch": max(seg.dev_history_, key=lambda r: r.dev_score).epoch, "train_seconds": seconds}
+    def fit() -> Segmenter:
+        with columns_for(lines):
+            seg = Segmenter(template=lines, epochs=epochs, seed=seed, dev_split=0.1,
+                            folds=FOLDS.get(name, 10)).fit(train)
+        if name in NOATOMIC:
+            seg.atomic_ = {kind: False for kind in seg.atomic_}
+        return seg
+    return scored_on_test(fit, test, seed, variant=name)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpora", default=CORPORA)
     ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated names, or name=line;line")
-    ap.add_argument("--seeds", default="0,1,2")
-    ap.add_argument("--epochs", type=int, default=15)
-    ap.add_argument("--test", metavar="VARIANT", help="also score VARIANT and the default once on test.txt")
-    ap.add_argument("--no-dev", action="store_true", help="skip the held-out runs (with --test)")
-    ap.add_argument("--jsonl", help="append every result to this file")
+    add_common_options(ap, CORPORA, "0,1,2")
     args = ap.parse_args(argv)
     train = os.path.join(args.corpora, "train.txt")
     sents, _ = read_segmented_corpus(train)
-    results = []
-
-    def emit(r: dict) -> None:
-        results.append(r)
-        print(json.dumps(r), flush=True)
-        if args.jsonl:
-            with open(args.jsonl, "a", encoding="utf-8") as f:
-                f.write(json.dumps(r) + "\n")
+    results: list[dict] = []
+    emit = emitter(results, args.jsonl)
     variants = {}
     for item in args.variants.split(","):
         name, _, extra = item.partition("=")
@@ -173,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [r for r in results if r["variant"] == name]
             print(f"| {name} | {','.join(str(r['seed']) for r in rows)} | {np.mean([r['f1'] for r in rows]):.2f} "
                   f"| {np.mean([r['oov_recall'] for r in rows]):.2f} | {','.join(str(r['best_epoch']) for r in rows)} "
-                  f"| {np.mean([r['epoch_seconds'] for r in rows]):.0f} |")
+                  f"| {np.mean([r['epoch_seconds'] for r in rows]):.3f} |")
     if args.test:
         for name in dict.fromkeys(["default", args.test]):
             lines = variants.get(name) or VARIANTS[name]

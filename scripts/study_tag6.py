@@ -15,54 +15,34 @@ seconds are the whole fit's (dictionary jackknife, featurizing, the epochs).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 
 import numpy as np
 
 from structperc import Segmenter
 from structperc.io.segmented import read_segmented_corpus
 
+from cws_study import emitter, held_out_run
+from cws_study import test_run as scored_on_test
+
 CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "sighan2008_sxu")
 ENCODINGS = ("bmes", "bmes6")
 DEFAULT = "cws:bmes"
 
 
-def split(sents: list[list[str]], seed: int, fraction: float = 0.1) -> tuple[list, list]:
-    """The kept and held-out sentences, as `structperc.fitting.fit` splits them for ``dev_split``."""
-    order = np.random.default_rng(seed).permutation(len(sents))
-    n_dev = max(1, int(round(fraction * len(sents))))
-    held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
-    return [sents[i] for i in kept], [sents[i] for i in held]
-
-
 def dev_run(template: str, encoding: str, sents: list[list[str]], seed: int, epochs: int) -> dict:
-    kept, held = split(sents, seed)
-    history: list = []
-    t0 = time.perf_counter()
-    seg = Segmenter(template=template, epochs=epochs, seed=seed, encoding=encoding)
-    seg.fit(kept, dev=held, callback=history.append)
-    seconds = time.perf_counter() - t0
-    rep = seg.evaluate(held)
-    best = max(history, key=lambda r: r.dev_score)
-    return {"template": template, "encoding": encoding, "seed": seed, "epochs": epochs, "best_epoch": best.epoch,
-            "f1": 100 * rep["f1"], "oov_recall": 100 * rep["oov_recall"], "iv_recall": 100 * rep["iv_recall"],
-            "train_seconds": seconds, "epoch_seconds": sum(r.seconds for r in history) / len(history),
-            "curve": [round(100 * r.dev_score, 2) for r in history]}
+    def fit(kept: list, held: list, history: list) -> Segmenter:
+        seg = Segmenter(template=template, epochs=epochs, seed=seed, encoding=encoding)
+        return seg.fit(kept, dev=held, callback=history.append)
+    return held_out_run(fit, sents, seed, epochs, template=template, encoding=encoding)
 
 
 def test_run(template: str, encoding: str, train: str, test: str, seed: int, epochs: int) -> dict:
     """The README's command: ``--dev-split 0.1 --epochs 15`` on all of train.txt, scored on test.txt."""
-    t0 = time.perf_counter()
-    seg = Segmenter(template=template, epochs=epochs, seed=seed, dev_split=0.1, encoding=encoding).fit(train)
-    seconds = time.perf_counter() - t0
-    rep = seg.evaluate(test)
-    return {"template": template, "encoding": encoding, "seed": seed, "test_f1": 100 * rep["f1"],
-            "test_precision": 100 * rep["precision"], "test_recall": 100 * rep["recall"],
-            "test_oov_recall": 100 * rep["oov_recall"], "test_iv_recall": 100 * rep["iv_recall"],
-            "best_epoch": max(seg.dev_history_, key=lambda r: r.dev_score).epoch, "train_seconds": seconds}
+    return scored_on_test(lambda: Segmenter(template=template, epochs=epochs, seed=seed, dev_split=0.1,
+                                            encoding=encoding).fit(train),
+                          test, seed, template=template, encoding=encoding)
 
 
 def variant(name: str) -> tuple[str, str]:
@@ -88,13 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     sents, _ = read_segmented_corpus(train)
     seeds = [int(s) for s in args.seeds.split(",")]
     results: list[dict] = []
-
-    def emit(r: dict) -> None:
-        results.append(r)
-        print(json.dumps(r), flush=True)
-        if args.jsonl:
-            with open(args.jsonl, "a", encoding="utf-8") as f:
-                f.write(json.dumps(r) + "\n")
+    emit = emitter(results, args.jsonl)
 
     if not args.no_dev:
         templates = args.templates.split(",")
