@@ -23,6 +23,7 @@ from structperc.errors import InputError, ModelFormatError
 from structperc.labels import transition_mask, valid_sequence
 from structperc.features.lexicon import LEX_COLUMNS, MAX_VALUE, Lexicon, read_lexicon
 from structperc.train.epoch_kernels import viterbi as compiled_viterbi
+from testkit import CWS_TRAIN
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -310,14 +311,7 @@ def test_bmes_mask_overrides_strong_scores():
 
 
 # ------------------------------------------------------------------------------- Segmenter
-TRAIN = [
-    "上海 体育局 召开 会议",
-    "我 爱 北京 天安门",
-    "北京 体育局 召开 大会",
-    "我们 爱 上海",
-    "２０２４ 年 ， 我们 去 北京 。",
-    "ABC 公司 😀 𠀋",
-]
+TRAIN = CWS_TRAIN
 
 
 @pytest.fixture(scope="module")

@@ -19,20 +19,13 @@ import structperc.segmenter as segmenter_module
 from structperc.features.atomic import DIGIT, LATIN, code_points, inside, whole_spans
 from structperc.features.lexicon import SegmentationDictionary
 from structperc.segmenter import Segmenter, window_bounds
+from testkit import CWS_TRAIN
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
 SXU = CORPORA / "sighan2008_sxu"
 
-TRAIN = [
-    "上海 体育局 召开 会议",
-    "我 爱 北京 天安门",
-    "北京 体育局 召开 大会",
-    "我们 爱 上海",
-    "２０２４ 年 ， 我们 去 北京 。",
-    "ABC 公司 😀 𠀋",
-    "２００８年 的 会议",
-]
+TRAIN = CWS_TRAIN + ["２００８年 的 会议"]
 
 
 @pytest.fixture(scope="module")

@@ -21,20 +21,13 @@ from structperc.labels import bmes, bmes6, transition_mask, valid_sequence
 from structperc.labels.partial import corpus_allowed, label_projection, sentence_allowed
 from structperc.model import schema
 from structperc.segmenter import Segmenter
+from testkit import CWS_TRAIN
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SIX = ["B", "B2", "B3", "E", "M", "S"]       # sorted, as a model's label set
 WORDS = st.lists(st.text(alphabet="上海体育局召开会议我爱北京天安门", min_size=1, max_size=9), max_size=10)
 
-TRAIN = [
-    "上海 体育局 召开 会议",
-    "我 爱 北京 天安门",
-    "北京 体育局 召开 大会",
-    "我们 爱 上海",
-    "２０２４ 年 ， 我们 去 北京 。",
-    "ABC 公司 😀 𠀋",
-    "联合国教科文组织 总干事 在 上海市 运动会 开幕式 讲话",
-]
+TRAIN = CWS_TRAIN + ["联合国教科文组织 总干事 在 上海市 运动会 开幕式 讲话"]  # words of 1 to 8 characters
 
 
 # ------------------------------------------------------------------------------ conversion
