@@ -74,6 +74,11 @@ BLOCK_ELEMENTS = 1 << 20  # a multiple of 8: the blocks start at whole bytes of 
 CHANGES = ("elements", "rows")
 #: The cluster makes a new base when the deltas since the last add up to more than this share of its size.
 REBASE = 0.5
+#: A worker thread keeps its last epoch's start (`_start_of`) only while the dense weights take at most
+#: this many bytes (`DaskShards`' ``keep_start_bytes``): past it, a second dense copy per thread costs more
+#: memory than its time is worth, and the task compares with the base and the values the deltas wrote
+#: instead (`_lean_start`).
+KEEP_START_BYTES = 1 << 30
 #: Each worker thread's buffers for the weights an epoch trains, by thread id (see `_working_copy`).
 _SCRATCH: dict[int, dict[str, np.ndarray]] = {}
 #: Each worker thread's last epoch start (see `_start_of`), by thread id.
@@ -278,12 +283,63 @@ def _start_of(base: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...]) 
     return arrays
 
 
-def _working_copy(start: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``start`` copied into this worker thread's epoch buffers (which the epoch trains in place)."""
-    held = _SCRATCH[threading.get_ident()] = _buffers(_SCRATCH, {n: (a.shape, a.dtype) for n, a in start.items()})
+def _working_copy(start: dict[str, np.ndarray] | MixedWeights | ZeroWeights) -> dict[str, np.ndarray]:
+    """``start`` (arrays, or a base) copied into this worker thread's epoch buffers (which the epoch
+    trains in place)."""
+    spec = _spec_of(start) if not isinstance(start, dict) else {n: (a.shape, a.dtype) for n, a in start.items()}
+    held = _SCRATCH[threading.get_ident()] = _buffers(_SCRATCH, spec)
+    source = start.arrays if isinstance(start, MixedWeights) else start
     for name, a in held.items():
-        np.copyto(a, start[name])
+        if isinstance(source, ZeroWeights):
+            a.fill(0)
+        else:
+            np.copyto(a, source[name])
     return held
+
+
+Moved = Callable[[tuple[str, ...]], np.ndarray]
+
+
+def _kept_start(weights: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...]) \
+        -> tuple[dict[str, np.ndarray], Moved]:
+    """The epoch's buffers from the thread's kept start (`_start_of`), and how to find what the epoch
+    changed in a group: the bits that differ from that start."""
+    start = _start_of(weights, deltas)
+    arrays = _working_copy(start)
+
+    def moved(names: tuple[str, ...]) -> np.ndarray:
+        out = np.zeros(arrays[names[0]].size, dtype=bool)
+        for name in names:
+            out |= _bits_differ(arrays[name], start[name])
+        return out
+    return arrays, moved
+
+
+def _lean_start(weights: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...]) \
+        -> tuple[dict[str, np.ndarray], Moved]:
+    """The epoch's buffers from the base with every delta applied (no second dense copy), and how to
+    find what the epoch changed: the bits that differ from the base, and where a delta wrote, from the
+    value it wrote (kept for those elements only)."""
+    arrays = _working_copy(weights)
+    written: dict[str, np.ndarray] = {}
+    for delta in deltas:
+        for group, where in delta.apply(arrays).items():
+            written[group] = where | written[group] if group in written else where
+    start = {name: arrays[name].reshape(-1)[written[names[0]]]
+             for names in (STATE_ROWS, TRANS_ROWS) if names[0] in written for name in names}
+
+    def moved(names: tuple[str, ...]) -> np.ndarray:
+        out = np.zeros(arrays[names[0]].size, dtype=bool)
+        for name in names:
+            out |= _bits_differ(arrays[name], _base_flat(weights, name))
+        if names[0] in written:
+            where = written[names[0]]
+            again = np.zeros(int(np.count_nonzero(where)), dtype=bool)
+            for name in names:
+                again |= _bits_differ(arrays[name].reshape(-1)[where], start[name])
+            out[where] = again
+        return out
+    return arrays, moved
 
 
 def scratch_bytes() -> int:
@@ -301,7 +357,8 @@ def release_scratch() -> None:
 
 
 def epoch_task(shard: Shard, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], weights: MixedWeights | ZeroWeights,
-               c: int, epoch: int, changes: str = "elements", deltas: tuple[MixedDelta, ...] = ()) -> ShardChanges:
+               c: int, epoch: int, changes: str = "elements", deltas: tuple[MixedDelta, ...] = (),
+               keep_start: bool = True) -> ShardChanges:
     """One shard's epoch on a worker, from a copy of the base ``weights`` with ``deltas`` applied
     (the task is pure: a rerun elsewhere sees the same inputs), returning what it changed
     (`ShardChanges`: new arrays, none of them a view of the worker's buffers).
@@ -311,11 +368,12 @@ def epoch_task(shard: Shard, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], w
     the gold and the predicted labels only, so this sends the fewest values), ``"rows"`` takes every
     pair of the attributes ``shard_epoch(track=True)`` names (`~structperc.train.mixing.mix_rows`'
     unit; its sentence-at-a-time epoch is slower). Both give the same mixed weights, bit for bit: an
-    element left out holds, in this shard, the value it started from."""
+    element left out holds, in this shard, the value it started from. ``keep_start``: start from the
+    thread's kept start (`_kept_start`) or from the base (`_lean_start`, no second dense copy); the
+    same bits either way."""
     if changes not in CHANGES:
         raise ValueError(f"changes must be one of {', '.join(CHANGES)} (got {changes!r})")
-    start = _start_of(weights, deltas)
-    arrays = _working_copy(start)
+    arrays, changed = (_kept_start if keep_start else _lean_start)(weights, deltas)
     track = changes == "rows"
     result = shard_epoch(shard, arrays, pairs, c, epoch, track=track)
     masks: dict[str, np.ndarray] = {}
@@ -326,9 +384,7 @@ def epoch_task(shard: Shard, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], w
             counts = _counts(names[0], arrays[names[0]].shape, pairs[0])
             moved = np.repeat(_row_mask(len(counts), rows), counts)
         else:
-            moved = np.zeros(arrays[names[0]].size, dtype=bool)
-            for name in names:
-                moved |= _bits_differ(arrays[name], start[name])
+            moved = changed(names)
         masks[names[0]] = np.packbits(moved)
         for name in names:
             values[name] = arrays[name].reshape(-1)[moved]
@@ -394,10 +450,11 @@ class DaskShards:
 
     ``changes`` is how each task finds what its epoch changed (`epoch_task`: ``"elements"``, the
     default, or ``"rows"``). ``timeout`` (seconds, default none) bounds an epoch's wait for its tasks.
-    ``rebase``: the share of the dense weights the deltas since the base may add up to before the
-    cluster makes a new base of them (`REBASE`; 0: every epoch). ``direct`` (default on) takes the
-    shards' changes from the workers without the scheduler in between; turn it off where the driver
-    cannot reach the workers. ``traffic`` holds one `EpochTraffic` per epoch run.
+    ``keep_start_bytes``: the dense size up to which a worker thread keeps its last start
+    (`KEEP_START_BYTES`; beyond it, `_lean_start`). ``rebase``: the share of the dense weights the deltas
+    since the base may add up to before the cluster makes a new base of them (`REBASE`; 0: every epoch).
+    ``direct`` (default on) takes the shards' changes from the workers without the scheduler in between;
+    turn it off where the driver cannot reach the workers. ``traffic`` holds one `EpochTraffic` per epoch run.
 
     While it runs, the cluster's active memory manager is paused (and resumed after, if it was running):
     it drops the replicas of the base and the shards' inputs that no task is waiting for at that moment,
@@ -407,11 +464,13 @@ class DaskShards:
     epoch_task: Callable[..., ShardChanges] = staticmethod(epoch_task)
 
     def __init__(self, shards: list[Shard], state: PerceptronState, client: Any, timeout: float | None = None,
-                 direct: bool = True, changes: str = CHANGES[0], rebase: float = REBASE):
+                 direct: bool = True, changes: str = CHANGES[0], rebase: float = REBASE,
+                 keep_start_bytes: int = KEEP_START_BYTES):
         if changes not in CHANGES:
             raise InputError(f"unknown way to find an epoch's changes {changes!r} (one of {', '.join(CHANGES)})")
         self.shards, self.state, self.client, self.timeout, self.direct = shards, state, client, timeout, direct
         self.changes, self.rebase = changes, rebase
+        self.keep_start = sum(getattr(state, name).nbytes for name in MIXED) <= keep_start_bytes
         self.traffic: list[EpochTraffic] = []
         self._base: Any = None  # the weights the deltas apply to (a future)
         self._base_is_new = True  # every worker must fetch it for the next epoch
@@ -490,7 +549,7 @@ class DaskShards:
         dense = sum(getattr(st, name).nbytes for name in MIXED)
         sent_bytes = self._base_bytes if self._base_is_new else self._last_delta_bytes
         futures = [self._submit(self.epoch_task, shard, self._pairs, self._base, st.c, epoch, self.changes,
-                                tuple(self._deltas), name=f"epoch-{epoch}-{i}")
+                                tuple(self._deltas), self.keep_start, name=f"epoch-{epoch}-{i}")
                    for i, shard in enumerate(self._shard_futures)]
         try:
             distributed.wait(futures, timeout=self.timeout)

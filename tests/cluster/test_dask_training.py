@@ -33,6 +33,7 @@ from testkit import SAMPLE_TRAIN
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 from structperc.parallel.client import connect  # noqa: E402
+from structperc.parallel import dask_training  # noqa: E402
 from structperc.parallel.dask_training import DaskShards, epoch_task, scratch_bytes, train_on_dask  # noqa: E402
 
 SENTENCES = 400
@@ -113,6 +114,19 @@ def test_dask_shards_equal_serial_shards(client, problem, mixing, changes):
         assert t.dense_reply == dense
         assert len(t.received) == 3 and all(0 < r < t.dense_reply for r in t.received)
         assert all(0 < n < t.weights for n in t.changed)
+
+
+@pytest.mark.parametrize("rebase", [0.0, dask_training.REBASE])
+def test_workers_without_a_kept_start_give_the_same_bits(client, problem, rebase):
+    """Past ``keep_start_bytes`` a task starts from the base and every delta (no second dense copy),
+    with a new base every epoch or after a few deltas: the serial shards' weights, bit for bit."""
+    s1, shards1 = shards_of(problem, 2)
+    run(SerialShards(shards1, s1), s1, 4, "uniform")
+    s2, shards2 = shards_of(problem, 2)
+    lean = DaskShards(shards2, s2, client, timeout=TIMEOUT, rebase=rebase, keep_start_bytes=0)
+    assert not lean.keep_start
+    run(lean, s2, 4, "uniform")
+    assert_same_state(s1, s2)
 
 
 def test_rebasing_changes_nothing(client, problem):
