@@ -100,6 +100,37 @@ def reference_lattice(X, XT, V, W, Wt, Wc, mask, a, b):
     return state, trans
 
 
+def random_sentences(rng, n_sent: int, L: int, A: int, AT: int, K: int, KT: int, max_len: int = 7):
+    """Random sentences for the epoch tests: offsets (lengths 0 … max_len - 1, empty sentences
+    included), state and conditioned-transition ids (-1: none) and gold labels."""
+    lengths = rng.integers(0, max_len, n_sent)
+    sent_ptr = np.zeros(n_sent + 1, np.int64)
+    np.cumsum(lengths, out=sent_ptr[1:])
+    n = int(sent_ptr[-1])
+    X = rng.integers(-1, A, (n, K)).astype(np.int32)
+    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
+    y = rng.integers(0, L, n).astype(np.int32)
+    return sent_ptr, X, XT, y
+
+
+def dense_pairs(fs, A: int, L: int) -> np.ndarray:
+    """The feature set ``fs`` as a dense (A, L) bool mask: the (attribute, label) weights that exist
+    (the ``pairs`` of `reference_epoch`)."""
+    rows = np.repeat(np.arange(A), np.diff(fs.ptr))
+    active = fs.active.astype(bool) if len(fs.active) else np.ones(len(rows), bool)
+    pairs = np.zeros((A, L), bool)
+    pairs[rows[active], fs.labels[active]] = True
+    return pairs
+
+
+def dense_weights(fs, A: int, L: int, values: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """The compiled epoch's weights (or sums) over the feature set ``fs`` as a dense (A, L) array, to
+    compare with `reference_epoch`'s."""
+    out = np.zeros((A, L), dtype)
+    out[np.repeat(np.arange(A), np.diff(fs.ptr)), fs.labels] = values
+    return out
+
+
 def epoch_problem(draw, max_labels: int, max_attributes: int):
     """A random epoch problem for the hypothesis tests of the compiled epochs (``draw`` of an
     ``st.composite``): sentence offsets (empty sentences included), state and conditioned-transition
@@ -116,13 +147,7 @@ def epoch_problem(draw, max_labels: int, max_attributes: int):
     kind = draw(st.sampled_from(["all", "observed"]))
     constrained = draw(st.booleans())
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    lengths = rng.integers(0, 7, n_sent)
-    sent_ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=sent_ptr[1:])
-    n = int(sent_ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
+    sent_ptr, X, XT, y = random_sentences(rng, n_sent, L, A, AT, K, KT)
     mask = np.zeros((L + 1, L))
     if constrained:
         mask[rng.random((L + 1, L)) < 0.2] = -np.inf

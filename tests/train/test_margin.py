@@ -22,20 +22,13 @@ from structperc.train import epoch_kernels
 from structperc.train.perceptron import (PerceptronState, _epoch_kernel, margin_hyperparameters,
                                          train_perceptron)
 
-from reference import reference_epoch, reference_viterbi
+from reference import dense_pairs, dense_weights, random_sentences, reference_epoch, reference_viterbi
 
 DYADIC = np.array([-1.0, -0.5, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 
 
 def _random_problem(rng, L, n_sent=6, K=3, KT=1, A=10, AT=3, max_len=7):
-    lengths = rng.integers(0, max_len, n_sent)
-    sent_ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=sent_ptr[1:])
-    n = int(sent_ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
-    return sent_ptr, X, XT, y
+    return random_sentences(rng, n_sent, L, A, AT, K, KT, max_len)
 
 
 def _zeros(fs, L, AT):
@@ -158,10 +151,7 @@ def test_compiled_margin_epochs_equal_the_reference(problem):
     A, AT = 10, 3
     fs = feature_set(kind, X, y, A, L)
     end = np.zeros(L)
-    rows = np.repeat(np.arange(A), np.diff(fs.ptr))
-    active = fs.active.astype(bool) if len(fs.active) else np.ones(len(rows), bool)
-    pairs = np.zeros((A, L), bool)
-    pairs[rows[active], fs.labels[active]] = True
+    pairs = dense_pairs(fs, A, L)
     W, U, Wt, Ut, Wc, Uc = _zeros(fs, L, AT)
     rW, rU = np.zeros((A, L), np.float32), np.zeros((A, L))
     rWt, rUt = np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L))
@@ -185,9 +175,8 @@ def test_compiled_margin_epochs_equal_the_reference(problem):
                                values=V, allowed=allowed, partial=partial, margin=margin, step=step, C=C)
         assert tuple(int(v) for v in got) == want
         c, rc = int(got[2]), want[2]
-        dense_W, dense_U = np.zeros((A, L), np.float32), np.zeros((A, L))
-        dense_W[rows, fs.labels] = W
-        dense_U[rows, fs.labels] = U
+        dense_W = dense_weights(fs, A, L, W, np.float32)
+        dense_U = dense_weights(fs, A, L, U)
         np.testing.assert_array_equal(dense_W, rW)
         np.testing.assert_array_equal(dense_U, rU)
         np.testing.assert_array_equal(Wt, rWt)

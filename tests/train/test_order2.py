@@ -22,7 +22,7 @@ from structperc.train.order2 import SecondOrder, train_perceptron_order2
 from structperc.train.order2_kernels import train_epoch_order2, viterbi2
 from structperc.train.perceptron import PerceptronState, train_perceptron
 
-from reference import epoch_problem, reference_lattice
+from reference import dense_pairs, dense_weights, epoch_problem, reference_lattice
 
 
 def path_score(state, trans, T2, end, path):
@@ -132,6 +132,18 @@ def test_zero_second_order_weights_give_the_first_order_path(T, L, per_token, fo
     np.testing.assert_array_equal(path, first)
 
 
+def random_scheme(rng, L: int, forbid: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A transition mask and end penalties: all allowed, or (``forbid``) some transitions and ends
+    forbidden at random, label 0 always reachable and a possible end."""
+    mask, end = np.zeros((L + 1, L)), np.zeros(L)
+    if forbid:
+        mask[rng.random((L + 1, L)) < 0.3] = -np.inf
+        mask[:, 0] = 0.0
+        end[rng.random(L) < 0.3] = -np.inf
+        end[0] = 0.0
+    return mask, end
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 9), st.integers(1, 6), st.integers(0, 2), st.booleans(), st.booleans(),
        st.integers(0, 2**32 - 1))
@@ -141,12 +153,7 @@ def test_zero_second_order_decoding_equals_predict(L, n_sent, KT, forbid, intege
     A, AT, K = 7, 3, 3
     draw = (lambda shape: rng.integers(-2, 3, shape).astype(np.float32)) if integers else \
         (lambda shape: rng.normal(size=shape).astype(np.float32))
-    mask, end = np.zeros((L + 1, L)), np.zeros(L)
-    if forbid:
-        mask[rng.random((L + 1, L)) < 0.3] = -np.inf
-        mask[:, 0] = 0.0
-        end[rng.random(L) < 0.3] = -np.inf
-        end[0] = 0.0
+    mask, end = random_scheme(rng, L, forbid)
     cond = np.zeros((AT + 1, L + 1, L), np.float32)
     cond[:-1] = draw((AT, L + 1, L))
     weights = Weights(StateWeights.from_dense(draw((A, L))), draw((L + 1, L)), cond, mask, end)
@@ -168,12 +175,7 @@ def test_corpus_decoding_equals_the_reference(L, n_sent, KT, forbid, seed):
 
     rng = np.random.default_rng(seed)
     A, AT, K = 6, 3, 2
-    mask, end = np.zeros((L + 1, L)), np.zeros(L)
-    if forbid:
-        mask[rng.random((L + 1, L)) < 0.3] = -np.inf
-        mask[:, 0] = 0.0
-        end[rng.random(L) < 0.3] = -np.inf
-        end[0] = 0.0
+    mask, end = random_scheme(rng, L, forbid)
     cond = np.zeros((AT + 1, L + 1, L), np.float32)
     cond[:-1] = rng.integers(-2, 3, (AT, L + 1, L))
     weights = Weights(StateWeights.from_dense(rng.integers(-2, 3, (A, L)).astype(np.float32)),
@@ -253,10 +255,7 @@ def test_compiled_epoch_equals_the_reference(problem):
     sent_ptr, X, XT, y, mask, A, AT, L, kind, rng = problem
     fs = feature_set(kind, X, y, A, L)
     end = np.zeros(L)
-    rows = np.repeat(np.arange(A), np.diff(fs.ptr))
-    active = fs.active.astype(bool) if len(fs.active) else np.ones(len(rows), bool)
-    pairs = np.zeros((A, L), bool)
-    pairs[rows[active], fs.labels[active]] = True
+    pairs = dense_pairs(fs, A, L)
     W, U = np.zeros(len(fs.labels), np.float32), np.zeros(len(fs.labels))
     Wt, Ut = np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L))
     Wc, Uc = np.zeros((AT, L + 1, L), np.float32), np.zeros((AT, L + 1, L))
@@ -273,9 +272,8 @@ def test_compiled_epoch_equals_the_reference(problem):
         want = reference_epoch2(order, sent_ptr, X, XT, y, pairs, *ref, mask, end, rc)
         assert tuple(int(v) for v in got) == want
         c, rc = int(got[2]), want[2]
-        dense_W, dense_U = np.zeros((A, L)), np.zeros((A, L))
-        dense_W[rows, fs.labels] = W
-        dense_U[rows, fs.labels] = U
+        dense_W = dense_weights(fs, A, L, W)
+        dense_U = dense_weights(fs, A, L, U)
         for mine, theirs in zip((dense_W, dense_U, Wt, Ut, Wc, Uc, W2, U2), ref):
             np.testing.assert_array_equal(mine, theirs)
 

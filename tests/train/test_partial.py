@@ -24,7 +24,7 @@ from structperc.model.state_weights import feature_set
 from structperc.train import epoch_kernels
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, partial_sentences, train_perceptron
 
-from reference import reference_epoch
+from reference import dense_pairs, dense_weights, random_sentences, reference_epoch
 
 
 def brute_force(state, trans, end, allowed):
@@ -97,13 +97,8 @@ def partial_problems(draw):
     A, AT = draw(st.integers(1, 10)), 3
     kind = draw(st.sampled_from(["all", "observed"]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    lengths = rng.integers(0, 7, n_sent)
-    sent_ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=sent_ptr[1:])
-    n = int(sent_ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    y = rng.integers(0, L, n).astype(np.int32)
+    sent_ptr, X, XT, y = random_sentences(rng, n_sent, L, A, AT, K, KT)
+    n = len(y)
     allowed = np.zeros((n, L), bool)
     allowed[np.arange(n), y] = True
     for s in range(n_sent):            # some sentences partial: unknown tokens, small sets
@@ -130,10 +125,7 @@ def test_partial_epochs_equal_the_reference(problem):
     sent_ptr, X, XT, y, allowed, mask, A, AT, L, kind, rng = problem
     fs = feature_set(kind, X, y, A, L, allowed=allowed)
     end = np.zeros(L)
-    rows = np.repeat(np.arange(A), np.diff(fs.ptr))
-    active = fs.active.astype(bool) if len(fs.active) else np.ones(len(rows), bool)
-    pairs = np.zeros((A, L), bool)
-    pairs[rows[active], fs.labels[active]] = True
+    pairs = dense_pairs(fs, A, L)
     partial = partial_sentences(allowed, y, sent_ptr)
     au8 = allowed.view(np.uint8)
     kernels = [_epoch_kernel("train_epoch_partial"), epoch_kernels.train_epoch_partial]  # AOT (or JIT), JIT
@@ -155,9 +147,8 @@ def test_partial_epochs_equal_the_reference(problem):
             assert tuple(int(v) for v in got) == want
             cs[i] = int(got[2])
             W, U, Wt, Ut, Wc, Uc = states[i]
-            dense_W, dense_U = np.zeros((A, L)), np.zeros((A, L))
-            dense_W[rows, fs.labels] = W
-            dense_U[rows, fs.labels] = U
+            dense_W = dense_weights(fs, A, L, W)
+            dense_U = dense_weights(fs, A, L, U)
             for got_arr, want_arr in zip((dense_W, dense_U, Wt, Ut, Wc, Uc), ref):
                 np.testing.assert_array_equal(got_arr, want_arr)
 

@@ -17,7 +17,7 @@ from structperc.train.perceptron import _epoch_kernel
 from structperc.train import epoch_kernels as train_kernels
 from structperc.model.state_weights import feature_set
 
-from reference import epoch_problem, reference_epoch, reference_viterbi
+from reference import dense_pairs, dense_weights, epoch_problem, reference_epoch, reference_viterbi
 
 
 @settings(max_examples=300, deadline=None)
@@ -53,10 +53,7 @@ def test_compiled_epochs_equal_the_reference(problem):
     sent_ptr, X, XT, y, mask, A, AT, L, kind, rng = problem
     fs = feature_set(kind, X, y, A, L)
     end = np.zeros(L)
-    rows = np.repeat(np.arange(A), np.diff(fs.ptr))
-    active = fs.active.astype(bool) if len(fs.active) else np.ones(len(rows), bool)
-    allowed = np.zeros((A, L), bool)  # the feature set as a dense mask
-    allowed[rows[active], fs.labels[active]] = True
+    allowed = dense_pairs(fs, A, L)  # the feature set as a dense mask
 
     W, U = np.zeros(len(fs.labels), np.float32), np.zeros(len(fs.labels))
     Wt, Ut = np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L))
@@ -74,9 +71,8 @@ def test_compiled_epochs_equal_the_reference(problem):
                                mask, end, rc)[:3]
         assert tuple(int(v) for v in got) == want
         c, rc = int(got[2]), want[2]
-        dense_W, dense_U = np.zeros((A, L)), np.zeros((A, L))
-        dense_W[rows, fs.labels] = W
-        dense_U[rows, fs.labels] = U
+        dense_W = dense_weights(fs, A, L, W)
+        dense_U = dense_weights(fs, A, L, U)
         np.testing.assert_array_equal(dense_W, rW)
         np.testing.assert_array_equal(dense_U, rU)
         np.testing.assert_array_equal(Wt, rWt)

@@ -25,7 +25,7 @@ from structperc.model.state_weights import feature_set
 from structperc.train.checkpoint import load_checkpoint, save_checkpoint
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, train_perceptron
 
-from reference import reference_epoch
+from reference import dense_pairs, dense_weights, random_sentences, reference_epoch
 
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 
@@ -40,14 +40,8 @@ def problems(draw):
     AT = 3
     kind = draw(st.sampled_from(["all", "observed"]))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    lengths = rng.integers(0, 7, n_sent)
-    sent_ptr = np.zeros(n_sent + 1, np.int64)
-    np.cumsum(lengths, out=sent_ptr[1:])
-    n = int(sent_ptr[-1])
-    X = rng.integers(-1, A, (n, K)).astype(np.int32)
-    XT = rng.integers(-1, AT, (n, KT)).astype(np.int32)
-    V = rng.choice(DYADIC, (n, K)).astype(np.float32)
-    y = rng.integers(0, L, n).astype(np.int32)
+    sent_ptr, X, XT, y = random_sentences(rng, n_sent, L, A, AT, K, KT)
+    V = rng.choice(DYADIC, X.shape).astype(np.float32)
     return sent_ptr, X, XT, V, y, A, AT, L, kind, rng
 
 
@@ -57,10 +51,7 @@ def test_compiled_valued_epochs_equal_the_reference(problem):
     sent_ptr, X, XT, V, y, A, AT, L, kind, rng = problem
     fs = feature_set(kind, X, y, A, L)
     mask, end = np.zeros((L + 1, L)), np.zeros(L)
-    rows = np.repeat(np.arange(A), np.diff(fs.ptr))
-    active = fs.active.astype(bool) if len(fs.active) else np.ones(len(rows), bool)
-    allowed = np.zeros((A, L), bool)
-    allowed[rows[active], fs.labels[active]] = True
+    allowed = dense_pairs(fs, A, L)
     W, U = np.zeros(len(fs.labels), np.float32), np.zeros(len(fs.labels))
     Wt, Ut = np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L))
     Wc, Uc = np.zeros((AT, L + 1, L), np.float32), np.zeros((AT, L + 1, L))
@@ -79,9 +70,8 @@ def test_compiled_valued_epochs_equal_the_reference(problem):
                                mask, end, rc, values=V)[:3]
         assert tuple(int(v) for v in got[:3]) == want and got[3] == 0
         c, rc = int(got[2]), want[2]
-        dense_W, dense_U = np.zeros((A, L)), np.zeros((A, L))
-        dense_W[rows, fs.labels] = W
-        dense_U[rows, fs.labels] = U
+        dense_W = dense_weights(fs, A, L, W)
+        dense_U = dense_weights(fs, A, L, U)
         np.testing.assert_array_equal(dense_W, rW)
         np.testing.assert_array_equal(dense_U, rU)
         np.testing.assert_array_equal(Wt, rWt)
