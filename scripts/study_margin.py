@@ -36,19 +36,7 @@ import statistics
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-
-CORPORA = {
-    "chunk": {"kind": "tagger", "train": ROOT / "conll2000/train.txt", "test": ROOT / "conll2000/test.txt",
-              "params": {"task": "chunk", "dev_split": 0.1}},
-    "sxu": {"kind": "segmenter", "train": ROOT / "sighan2008_sxu/train.txt",
-            "test": ROOT / "sighan2008_sxu/test.txt", "params": {"dev_split": 0.1}},
-    "esp": {"kind": "tagger", "train": ROOT / "conll2002/esp.train", "dev": ROOT / "conll2002/esp.testa",
-            "test": ROOT / "conll2002/esp.testb", "params": {"task": "ner"}},
-    "ewt": {"kind": "tagger", "train": ROOT / "ud_en_ewt/en_ewt-ud-train.conllu",
-            "dev": ROOT / "ud_en_ewt/en_ewt-ud-dev.conllu", "test": ROOT / "ud_en_ewt/en_ewt-ud-test.conllu",
-            "params": {"task": "pos"}},
-}
+from lever_study import CORPORA, fresh_state, training_arrays
 
 VARIANTS = {
     "default": {},
@@ -99,45 +87,17 @@ def run(corpus: str, variant: str, seed: int, test: bool = False) -> dict:
     return row
 
 
-class _Captured(Exception):
-    """Raised by `bench`'s stand-in trainer once it holds the training arrays."""
-
-
 def bench(corpus: str, variants: list[str], epochs: int = 3, rounds: int = 3) -> str:
     """Training seconds of each variant on one corpus's featurized training data (featurized once),
     the variants interleaved ``rounds`` times so that the machine's load falls on all of them alike;
     the fastest round of each, and its ratio to the default's."""
-    import numpy as np
-
-    import structperc.fitting as fitting
-    from structperc import Segmenter, Tagger
     from structperc.train import perceptron
 
-    spec = CORPORA[corpus]
-    held: dict = {}
-
-    def capture(feats, y, state, **kwargs):
-        held.update(feats=feats, y=y, ptr=state.ptr, labels=state.labels, active=state.active,
-                    L=state.Wt.shape[1], AT=state.Wc.shape[0], mask=kwargs["mask"], end=kwargs["end"],
-                    allowed=kwargs.get("allowed"), values=kwargs.get("values"))
-        raise _Captured
-    original = fitting.train_perceptron
-    fitting.train_perceptron = capture
-    try:
-        model = Segmenter(**spec["params"]) if spec["kind"] == "segmenter" else Tagger(**spec["params"])
-        model.fit(str(spec["train"]))
-    except _Captured:
-        pass
-    finally:
-        fitting.train_perceptron = original
+    held = training_arrays(corpus)
     times: dict = {v: [] for v in variants}
     for _ in range(rounds):
         for v in variants:
-            L, nnz = held["L"], len(held["labels"])
-            state = perceptron.PerceptronState(
-                np.zeros(nnz, np.float32), np.zeros(nnz), np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L)),
-                np.zeros((held["AT"], L + 1, L), np.float32), np.zeros((held["AT"], L + 1, L)),
-                ptr=held["ptr"], labels=held["labels"], active=held["active"])
+            state = fresh_state(held)
             reports: list = []
             perceptron.train_perceptron(held["feats"], held["y"], state, mask=held["mask"], end=held["end"],
                                         epochs=epochs, seed=0, allowed=held["allowed"], values=held["values"],

@@ -36,19 +36,11 @@ import statistics
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+from lever_study import CORPORA as ALL_CORPORA
+from lever_study import fresh_state, training_arrays
 
-CORPORA = {
-    "chunk": {"kind": "tagger", "train": ROOT / "conll2000/train.txt", "test": ROOT / "conll2000/test.txt",
-              "params": {"task": "chunk", "dev_split": 0.1}},
-    "ewt": {"kind": "tagger", "train": ROOT / "ud_en_ewt/en_ewt-ud-train.conllu",
-            "dev": ROOT / "ud_en_ewt/en_ewt-ud-dev.conllu", "test": ROOT / "ud_en_ewt/en_ewt-ud-test.conllu",
-            "params": {"task": "pos"}},
-    "esp": {"kind": "tagger", "train": ROOT / "conll2002/esp.train", "dev": ROOT / "conll2002/esp.testa",
-            "test": ROOT / "conll2002/esp.testb", "params": {"task": "ner"}},
-    "sxu": {"kind": "segmenter", "train": ROOT / "sighan2008_sxu/train.txt",
-            "test": ROOT / "sighan2008_sxu/test.txt", "params": {"dev_split": 0.1}},
-}
+#: The corpora in this study's order.
+CORPORA = {name: ALL_CORPORA[name] for name in ("chunk", "ewt", "esp", "sxu")}
 
 
 def run(corpus: str, order: int, seed: int, epochs: int | None = None, test: bool = False) -> dict:
@@ -90,45 +82,18 @@ def run(corpus: str, order: int, seed: int, epochs: int | None = None, test: boo
     return row
 
 
-class _Captured(Exception):
-    """Raised by `bench`'s stand-in trainer once it holds the training arrays."""
-
-
 def bench(corpus: str, epochs: int = 3, rounds: int = 3) -> str:
     """Training seconds of both orders on one corpus's featurized training data (featurized once, as
     the estimator does), the orders interleaved ``rounds`` times so that the machine's load falls on
     both alike; the fastest round of each, and the ratio."""
-    import numpy as np
-
-    import structperc.fitting as fitting
-    from structperc import Segmenter, Tagger
     from structperc.train import perceptron
     from structperc.train.order2 import train_perceptron_order2
 
-    spec = CORPORA[corpus]
-    held: dict = {}
-
-    def capture(feats, y, state, **kwargs):
-        held.update(feats=feats, y=y, ptr=state.ptr, labels=state.labels, active=state.active, L=state.Wt.shape[1],
-                    AT=state.Wc.shape[0], mask=kwargs["mask"], end=kwargs["end"])
-        raise _Captured
-    original = fitting.train_perceptron
-    fitting.train_perceptron = capture
-    try:
-        model = Segmenter(**spec["params"]) if spec["kind"] == "segmenter" else Tagger(**spec["params"])
-        model.fit(str(spec["train"]))
-    except _Captured:
-        pass
-    finally:
-        fitting.train_perceptron = original
+    held = training_arrays(corpus)
     times: dict = {1: [], 2: []}
     for _ in range(rounds):
         for order in (1, 2):
-            L, nnz = held["L"], len(held["labels"])
-            state = perceptron.PerceptronState(
-                np.zeros(nnz, np.float32), np.zeros(nnz), np.zeros((L + 1, L), np.float32), np.zeros((L + 1, L)),
-                np.zeros((held["AT"], L + 1, L), np.float32), np.zeros((held["AT"], L + 1, L)),
-                ptr=held["ptr"], labels=held["labels"], active=held["active"])
+            state = fresh_state(held)
             reports: list = []
             train = perceptron.train_perceptron if order == 1 else train_perceptron_order2
             train(held["feats"], held["y"], state, mask=held["mask"], end=held["end"], epochs=epochs, seed=0,
