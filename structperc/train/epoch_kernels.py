@@ -326,6 +326,23 @@ def prefetch_weights(X, a, b, ptr, lab, W, L):
 
 
 @njit(cache=True, nogil=True)
+def prefetch_ahead(order, i, sent_ptr, X, ptr, lab, W, L, dense):
+    """The software pipeline of prefetches (see `structperc.compiled.intrinsics`) at step ``i`` of an
+    epoch over ``order``: the row offsets of sentence i + 2 and the weights of sentence i + 1 are on
+    their way while sentence i is decoded (at i = 0, first the offsets of sentences 0 and 1). Rows of
+    the ``dense`` feature set have computed offsets: nothing to fetch for them."""
+    n = order.shape[0]
+    if not dense:
+        if i == 0:
+            for j in range(min(n, 2)):
+                prefetch_offsets(X, sent_ptr[order[j]], sent_ptr[order[j] + 1], ptr)
+        if i + 2 < n:
+            prefetch_offsets(X, sent_ptr[order[i + 2]], sent_ptr[order[i + 2] + 1], ptr)
+    if i + 1 < n:
+        prefetch_weights(X, sent_ptr[order[i + 1]], sent_ptr[order[i + 1] + 1], ptr, lab, W, L)
+
+
+@njit(cache=True, nogil=True)
 def add_cost(state, gold, T, rho):
     """Cost-augmented scores: ``rho`` added to every label but the gold one at each of the first
     ``T`` positions, so that Viterbi finds argmax s(y') + ρ·Hamming(y, y') (Taskar et al. 2003's
@@ -577,17 +594,8 @@ def _epoch(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, Wc, Uc, mask,
     token_errors = 0
     skipped = 0
     dense = lab.shape[0] == (ptr.shape[0] - 1) * L  # row offsets are computed, not read
-    n = order.shape[0]
-    # Software pipeline of prefetches (see `structperc.compiled.intrinsics`): the row offsets of sentence
-    # i + 2 and the weights of sentence i + 1 are on their way while sentence i is decoded.
-    for i in range(min(n, 2)):
-        if not dense:
-            prefetch_offsets(X, sent_ptr[order[i]], sent_ptr[order[i] + 1], ptr)
-    for i in range(n):
-        if i + 2 < n and not dense:
-            prefetch_offsets(X, sent_ptr[order[i + 2]], sent_ptr[order[i + 2] + 1], ptr)
-        if i + 1 < n:
-            prefetch_weights(X, sent_ptr[order[i + 1]], sent_ptr[order[i + 1] + 1], ptr, lab, W, L)
+    for i in range(order.shape[0]):
+        prefetch_ahead(order, i, sent_ptr, X, ptr, lab, W, L, dense)
         s = order[i]
         a = sent_ptr[s]
         b = sent_ptr[s + 1]

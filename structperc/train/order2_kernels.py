@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from structperc.compiled.pair_viterbi import pair_viterbi, transition_lists
-from structperc.train.epoch_kernels import _add, prefetch_offsets, prefetch_weights, sentence_scores
+from structperc.train.epoch_kernels import _add, prefetch_ahead, sentence_scores
 
 #: Exported signatures of the ahead-of-time build (`structperc.compiled.build`): the epoch is built into
 #: ``structperc._aot`` beside the first-order one, whose digest covers the kernels it shares.
@@ -91,15 +91,8 @@ def train_epoch_order2(order, sent_ptr, X, XT, y, ptr, lab, act, W, U, Wt, Ut, W
     dense = lab.shape[0] == (ptr.shape[0] - 1) * L
     mistakes = 0
     token_errors = 0
-    n = order.shape[0]
-    for i in range(min(n, 2)):
-        if not dense:
-            prefetch_offsets(X, sent_ptr[order[i]], sent_ptr[order[i] + 1], ptr)
-    for i in range(n):
-        if i + 2 < n and not dense:
-            prefetch_offsets(X, sent_ptr[order[i + 2]], sent_ptr[order[i + 2] + 1], ptr)
-        if i + 1 < n:
-            prefetch_weights(X, sent_ptr[order[i + 1]], sent_ptr[order[i + 1] + 1], ptr, lab, W, L)
+    for i in range(order.shape[0]):
+        prefetch_ahead(order, i, sent_ptr, X, ptr, lab, W, L, dense)
         s = order[i]
         a = sent_ptr[s]
         b = sent_ptr[s + 1]
