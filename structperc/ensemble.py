@@ -69,6 +69,8 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     the weights after epoch e are those of an e-epoch run). For choosing the number of epochs and
     of members on a development set."""
     tagger.weights_.check_first_order("seed-averaged members")  # the members are trained first-order
+    if tagger.stage1_ is not None:
+        raise InputError("seed averaging trains one-stage members, not a two-stage tagger's")
     data = _training_instances(tagger, X, y)
     mask, end = masks(tagger.labels_, tagger.task_)
     n_labels = len(tagger.labels_)
@@ -100,6 +102,8 @@ def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2
         raise TypeError("train_seed_average takes seeds=…, and no dev set")
     if params.get("order", 1) != 1:
         raise InputError("seed averaging trains first-order members: leave out order=2")
+    if params.get("two_stage"):
+        raise InputError("seed averaging trains one-stage members: leave out two_stage")
     tagger = Tagger(seed=seeds[0], **params).fit(X, y)
     if len(seeds) > 1:
         epochs = tagger.provenance_["epochs"]

@@ -27,7 +27,9 @@ from structperc.decode.decoder import no_path, predict
 from structperc.decode.marginals import marginals, path_log_probs
 from structperc.decode.nbest import nbest
 from structperc.errors import InputError
+from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import Features
+from structperc.features.stacking import majority_types, tag_types
 from structperc.io.corpus import Corpus
 from structperc.labels.partial import label_projection
 from structperc.metrics import expected_calibration_error
@@ -41,10 +43,24 @@ Allowed = Sequence[Mapping[int, Iterable[str]]]
 
 def featurize(model: Model, corpus: Corpus) -> Features:
     """Attribute ids of ``corpus``, with the model's dictionary columns added when it reads them and
-    the corpus lacks them (a held-out slice of jackknifed training data keeps its honest columns)."""
+    the corpus lacks them (a held-out slice of jackknifed training data keeps its honest columns),
+    and a two-stage model's first-stage column (`with_first_stage`)."""
+    corpus = with_first_stage(model.stage1, corpus)
     if model.dictionary is not None and set(model.dictionary.columns) <= set(corpus.columns):
         return model.features.transform(corpus)
     return model.features.transform(with_dictionary(corpus, model.dictionary, model.templates))
+
+
+def with_first_stage(first: Model | None, corpus: Corpus) -> Corpus:
+    """``corpus`` with the ``tmd`` column of a two-stage model whose first stage is ``first``
+    (`structperc.features.stacking`): the majority type ``first`` predicts for the other occurrences
+    of each word nearby. Unchanged for a one-stage model (None), or when the corpus has the column."""
+    if first is None or STAGE_COLUMN in corpus.columns:
+        return corpus
+    allowed = constraint_mask(first, corpus) if first.tag_dictionary is not None else None
+    tags = data_tags(decode(first, featurize(first, corpus), allowed), corpus.sent_ptr, first.labels, first.task)
+    types = tag_types(tags, first.task.metric == "span")
+    return corpus.with_column(STAGE_COLUMN, majority_types(corpus, first.task.token_column, types))
 
 
 def _projection(model: Model) -> dict[str, np.ndarray]:

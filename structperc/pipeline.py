@@ -11,6 +11,7 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary
+from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.sharding import fit_transform_parallel
 from structperc.features.templates import optional_columns_dropped, parse_templates
@@ -178,11 +179,12 @@ def template_columns(template_lines: list[str]) -> set[str]:
 def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
                     dictionary: ColumnDictionary | None = None) -> set[str] | None:
     """The columns of an input a model needs (a file may have many more: CoNLL-U has ten): those its
-    templates read, less those a learnt ``dictionary`` writes, plus the tokens, and the gold tags
-    when scoring. None when the templates do not parse (reading every column lets the usual error
-    surface where it always did)."""
+    templates read, less those a learnt ``dictionary`` writes and the first stage's column (training
+    and a two-stage model's first stage write it), plus the tokens, and the gold tags when scoring.
+    None when the templates do not parse (reading every column lets the usual error surface where it
+    always did)."""
     try:
-        reads = template_columns(template_lines) - set(dictionary.columns if dictionary else ())
+        reads = template_columns(template_lines) - set(dictionary.columns if dictionary else ()) - {STAGE_COLUMN}
     except (InputError, ValueError):
         return None
     return reads | {task.token_column} | ({task.tag_column} if gold else set())

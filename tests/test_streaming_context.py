@@ -43,3 +43,18 @@ def test_chunks_see_their_neighbours(tmp_path):
     sents = [s.split("\n") for s in _text().strip("\n").split("\n\n")]
     alone = [t for k in range(0, len(sents), 7) for t in model.predict(sents[k:k + 7])]
     assert alone != model.predict(sents)
+
+
+def test_two_stage_chunks_see_both_windows(tmp_path):
+    # the tmd column summarises first-stage tags that read the doc window: context of twice the window
+    words = [[w for w, _ in s] for s in DOC_TRAIN]
+    tags = [[t for _, t in s] for s in DOC_TRAIN]
+    Tagger(task="ner", columns=["word", "ner"], template=["?gaz[0]", "doc[0]", "w[0]", "bias"], epochs=5, seed=0,
+           two_stage=True).fit(words, tags).save(tmp_path / "two")
+    model = Tagger.load(tmp_path / "two")
+    assert model.template_lines_[-1] == "tmd[0]" and document_gap(model.features_.columns) == 2 * DOC_WINDOW
+    path = tmp_path / "doc.txt"
+    path.write_text(_text(), encoding="utf-8")
+    one_pass = _tag(tmp_path / "two", path, sentences=10_000)
+    for size in (1, 13, 45):
+        assert _tag(tmp_path / "two", path, sentences=size) == one_pass, size

@@ -46,8 +46,11 @@ GAZA_COLUMN = "gaza"
 #: (`doc_mentions`) and how the token's capitalised run relates to the runs nearby (`doc_runs`).
 DOCP_COLUMN = "docp"
 DOCS_COLUMN = "docs"
+#: The column of a two-stage tagger (`structperc.features.stacking`): the majority type a first-stage
+#: tagger gave the other occurrences of the word within `DOC_WINDOW` sentences.
+STAGE_COLUMN = "tmd"
 #: The columns that read neighbouring sentences (`document_gap`).
-DOC_COLUMNS = (DOC_COLUMN, DOCP_COLUMN, DOCS_COLUMN)
+DOC_COLUMNS = (DOC_COLUMN, DOCP_COLUMN, DOCS_COLUMN, STAGE_COLUMN)
 #: Consecutive training sentences kept in one jackknife fold (`GazetteerLearner.block`; read by
 #: `structperc.features.dictionary.jackknifed` once it honours a learner's ``block``).
 FOLD_BLOCK = 200
@@ -214,10 +217,13 @@ class Gazetteer:
 def document_gap(columns: Iterable[str]) -> int:
     """How many empty sentences keep two documents tagged in one corpus out of each other's `doc`
     window, for a model reading ``columns``: `DOC_WINDOW` when it reads a column of `DOC_COLUMNS`
-    (``doc``, ``docp``, ``docs``: all look `DOC_WINDOW` sentences either side), else 0.
+    (``doc``, ``docp``, ``docs``, ``tmd``: all look `DOC_WINDOW` sentences either side), twice that
+    when it reads ``tmd`` and another of them: a two-stage model's column then summarises first-stage
+    tags that themselves looked `DOC_WINDOW` sentences further. Else 0.
     The spaCy component and the HTTP service batch several documents into one call with it, so each
-    gets the tags it would get alone."""
-    return DOC_WINDOW if set(DOC_COLUMNS) & set(columns) else 0
+    gets the tags it would get alone; chunked tagging reads that many sentences around each chunk."""
+    columns = set(columns)
+    return DOC_WINDOW * ((STAGE_COLUMN in columns) + bool(set(DOC_COLUMNS) - {STAGE_COLUMN} & columns))
 
 
 _ROLES = "FLMSl"  # bits 1, 2, 4, 8, 16: first, last, middle, single (capitalised runs), lowercase

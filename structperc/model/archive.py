@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "structperc-model"
 #: The newest model format this code reads and writes. 2: second-order transitions (the ``trans2``
-#: array); a file is written at the oldest version that holds it (`structperc.model.schema.write`), so
-#: older structperc releases keep reading first-order models and refuse second-order ones.
-FORMAT_VERSION = 2
+#: array); 3: a two-stage model (a first-stage model nested in it). A file is written at the oldest
+#: version that holds it (`structperc.model.schema.write`), so older structperc releases keep reading
+#: first-order models and refuse the others ("written by a newer structperc").
+FORMAT_VERSION = 3
 ARCHIVE_NAME = "model.zip"
 _META = "metadata.json"
 _ALLOWED_DTYPES = {"float32", "float64", "int16", "int32", "int64", "uint8", "uint16", "bool"}

@@ -138,5 +138,7 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
     if "compressed" in provenance:
         record["previous"] = provenance["compressed"]
     provenance["compressed"] = record
-    return dataclasses.replace(copy.deepcopy(dataclasses.replace(model, features=None, weights=None)),
-                               features=fi, weights=weights, provenance=provenance)
+    stage1 = None if model.stage1 is None else \
+        compress(model.stage1, keep=keep, threshold=threshold, prune_vocabulary=prune_vocabulary)
+    return dataclasses.replace(copy.deepcopy(dataclasses.replace(model, features=None, weights=None, stage1=None)),
+                               features=fi, weights=weights, provenance=provenance, stage1=stage1)

@@ -26,7 +26,8 @@ def model_info(path: str | os.PathLike) -> dict:
     ``attributes`` (``state``, ``transition``, ``total``),
     ``nonzero_weights``, ``vocabulary`` (entries per atom), ``params``, ``structperc_version`` (that
     trained it), ``date``, ``epochs``, ``best_epoch``, ``seed``, ``dev_score``, ``n_sentences``,
-    ``n_tokens``, ``training_files`` (name and sha256 of each), ``compression`` (None if never
+    ``n_tokens``, ``stage1`` (a two-stage model's first stage: templates, epochs, attributes),
+    ``training_files`` (name and sha256 of each), ``compression`` (None if never
     compressed), ``calibration`` (the temperature's record or None), ``tag_dictionary`` (words, or
     None), ``provenance`` (verbatim) and, for segmenters, ``cws`` (dictionary sizes).
 
@@ -77,6 +78,10 @@ def model_info(path: str | os.PathLike) -> dict:
         "tag_dictionary": None if model.tag_dictionary is None else len(model.tag_dictionary),
         "provenance": prov,
     }
+    if model.stage1 is not None:  # two-stage: the first stage's size
+        s1 = model.stage1.features
+        info["stage1"] = {"templates": len(model.stage1.templates), "epochs": model.stage1.provenance.get("epochs"),
+                          "attributes": s1.n_state_attributes + s1.n_transition_attributes}
     lexicon = segmentation_dictionary(model.dictionary)
     if lexicon is not None:  # alone, or beside the accessor variety
         info["cws"] = {"train_words": len(lexicon.train_words), "lexicon": len(lexicon.lexicon)}
@@ -116,6 +121,10 @@ def format_info(d: dict) -> str:
         f"attributes   {a['state']:,} state + {a['transition']:,} transition-conditioned "
         f"({d['nonzero_weights']:,} nonzero weights)",
     ]
+    if d.get("stage1"):
+        s1 = d["stage1"]
+        lines.append(f"two-stage    its first stage: {s1['templates']} templates, {s1['attributes']:,} attributes, "
+                     f"{s1['epochs']} epochs")
     if d.get("vocabulary"):
         lines.append("vocabulary   " + ", ".join(f"{k} {v:,}" for k, v in d["vocabulary"].items()))
     if d.get("cws"):

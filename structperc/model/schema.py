@@ -32,6 +32,9 @@ Arrays: ``keys_<i>`` (per-template sorted attribute keys; none in an attribute m
 last row ``<bos>``); a model trained with ``order=2`` adds ``trans2`` ((L + 1) × (L + 1) × L, float32,
 `Weights.order2`) and is written as format version 2, which structperc releases that cannot decode
 it refuse ("written by a newer structperc"); every other model is still written as version 1.
+
+A two-stage model (`structperc.features.stacking`) nests its first stage: the first stage's metadata
+under ``stage1`` and its arrays named ``stage1.<name>``, and is written as format version 3.
 """
 from __future__ import annotations
 
@@ -65,8 +68,11 @@ if TYPE_CHECKING:
     from structperc.features.tagdict import TagDictionary
 
 _SCHEMES = SPAN_SCHEMES + ("none", "bmes", "bmes6")
-#: The format version of first-order models (`write`: the oldest version that holds the model).
-FIRST_ORDER_VERSION = 1
+#: The format version of first-order models (`write`: the oldest version that holds the model), of
+#: second-order ones, and of two-stage ones (a nested first-stage model).
+FIRST_ORDER_VERSION, SECOND_ORDER_VERSION, STAGE_VERSION = 1, 2, 3
+#: The metadata key (and the array-name prefix) of a two-stage model's first stage.
+STAGE_KEY = "stage1"
 #: Errors that mean "these bytes do not describe a model" while reading the metadata.
 _DAMAGE = (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, InputError)
 
@@ -112,6 +118,9 @@ class Model:
     tag_dictionary: TagDictionary | None = None
     #: The format version of the file it was read from (models built in memory: the current one).
     format_version: int = FORMAT_VERSION
+    #: The first stage of a two-stage model (`structperc.features.stacking`): the model whose predictions
+    #: give the ``tmd`` column this one reads; None for a one-stage model.
+    stage1: "Model | None" = None
 
     @property
     def label_set(self) -> LabelSet:
@@ -186,6 +195,14 @@ def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
 
 def write(path: str | os.PathLike, model: Model) -> Path:
     """Save ``model`` atomically to directory ``path``; returns the archive's path."""
+    meta, arrays = _content(model)
+    version = STAGE_VERSION if model.stage1 is not None else \
+        SECOND_ORDER_VERSION if model.weights.order2 is not None else FIRST_ORDER_VERSION
+    return save_archive(path, meta, arrays, version)
+
+
+def _content(model: Model) -> tuple[dict, dict[str, np.ndarray]]:
+    """The metadata and arrays of ``model``; a first stage's are nested under `STAGE_KEY`."""
     meta_f, arrays = model.features.state_dict()
     w = model.weights
     arrays.update({f"state_{part}": values for part, values in pair_arrays(w.sparse).items()})
@@ -193,7 +210,8 @@ def write(path: str | os.PathLike, model: Model) -> Path:
     arrays["trans"] = w.trans.astype(np.float32)
     if w.order2 is not None:
         arrays["trans2"] = np.asarray(w.order2, dtype=np.float32)
-    params = {k: v for k, v in model.params.items() if not (k == "order" and v == 1)}
+    params = {k: v for k, v in model.params.items() if not (k == "order" and v == 1)
+              and not (k == "two_stage" and not v)}
     t = model.task
     meta = {
         "labels": model.labels, "task": t.name, "columns": list(t.columns),
@@ -206,7 +224,12 @@ def write(path: str | os.PathLike, model: Model) -> Path:
     }
     if model.calibration is not None:  # absent, not null, in uncalibrated models: their bytes stay as before
         meta["calibration"] = model.calibration
-    return save_archive(path, meta, arrays, FORMAT_VERSION if w.order2 is not None else FIRST_ORDER_VERSION)
+    if model.stage1 is not None:
+        if model.stage1.stage1 is not None:
+            raise ValueError("a first stage has no first stage of its own")
+        meta[STAGE_KEY], inner = _content(model.stage1)
+        arrays.update({f"{STAGE_KEY}.{name}": a for name, a in inner.items()})
+    return meta, arrays
 
 
 def read(path: str | os.PathLike) -> Model:
@@ -239,7 +262,7 @@ def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray]) \
     return FeatureIndex.from_state(parse_templates(templates), meta["features"], arrays)
 
 
-def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
+def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None) -> Model:
     task = _task(meta)
     templates = list(meta["templates"])
     features = _features(meta, templates, arrays)
@@ -266,10 +289,18 @@ def _model(meta: dict, arrays: dict[str, np.ndarray]) -> Model:
     if not isinstance(provenance, dict):
         raise TypeError("provenance is not a mapping")
     extra = meta.get("extra", {})
+    version = int(meta["format_version"]) if version is None else version
+    stage1 = None
+    if meta.get(STAGE_KEY) is not None:
+        prefix = f"{STAGE_KEY}."
+        stage1 = _model(meta[STAGE_KEY], {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)},
+                        version)
+        if stage1.stage1 is not None:
+            raise ValueError("a first stage has no first stage of its own")
     return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end, order2),
                  dict(meta["params"]), provenance, _dictionary(extra, task),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
-                 int(meta["format_version"]))
+                 version, stage1)
 
 
 def to_bytes(model: Model) -> bytes:
