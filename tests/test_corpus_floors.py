@@ -71,9 +71,9 @@ def test_sxu_segmentation_floor():
     train, test = _files("sighan2008_sxu", "train.txt", "test.txt")
     seg = Segmenter.train(str(train), epochs=12, seed=0)
     report = seg.evaluate(str(test))
-    # measured F1 0.9565 (P 0.9516, R 0.9615, OOV-R 0.5807, IV-R 0.9820) with 15 epochs
-    assert report["f1"] >= 0.950, report
-    assert report["oov_recall"] >= 0.50, report
+    # measured F1 0.9566 (P 0.9523, R 0.9610, OOV-R 0.5828, IV-R 0.9814); 0.9570 with 15 epochs
+    assert report["f1"] >= 0.954, report
+    assert report["oov_recall"] >= 0.56, report
 
 
 @pytest.mark.corpus
