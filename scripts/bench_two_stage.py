@@ -7,6 +7,7 @@ scored once per model, after the choice.
     python scripts/bench_two_stage.py                          # esp and ned, seeds 0-2, testa
     python scripts/bench_two_stage.py --langs esp --seeds 0,1,2,3,4 --test
     python scripts/bench_two_stage.py --stage-folds 0         # training columns from the gold tags
+    python scripts/bench_two_stage.py --langs esp --order 2   # both rows with second-order transitions
 
 Nothing is chosen here on a test file: the column and its window were chosen on esp.testa by
 ``scripts/study_ner_twopass.py``; ``--stage-folds`` (`structperc.fitting.STAGE_FOLDS`: the training
@@ -33,6 +34,7 @@ def main() -> None:
     p.add_argument("--langs", default="esp,ned")
     p.add_argument("--seeds", default="0,1,2")
     p.add_argument("--test", action="store_true", help="also score the test file (once per model)")
+    p.add_argument("--order", type=int, default=1, choices=(1, 2), help="the Markov order of both rows' transitions")
     p.add_argument("--stage-folds", type=int, default=None,
                    help=f"jackknife folds of the training column (0: gold tags) [default: {fitting.STAGE_FOLDS}]")
     args = p.parse_args()
@@ -51,7 +53,7 @@ def main() -> None:
                 row = rows.setdefault(name, {})
                 start = time.perf_counter()
                 tagger = Tagger.train(str(files["train"]), task="ner", seed=seed, epochs=EPOCHS.get(lang),
-                                      two_stage=two_stage)
+                                      two_stage=two_stage, order=args.order)
                 row.setdefault("train s", []).append(time.perf_counter() - start)
                 for part in parts:
                     start = time.perf_counter()
@@ -59,7 +61,7 @@ def main() -> None:
                     row.setdefault(f"{part} tag+score s", []).append(time.perf_counter() - start)
                 print(f"{lang} seed {seed} {name:<9} " + "  ".join(f"{part} {row[part][-1]:.2f}" for part in parts)
                       + f"  train {row['train s'][-1]:.1f} s", flush=True)
-        print(f"\n{lang}, seeds {args.seeds}, training column from {fitting.STAGE_FOLDS or 'gold'} "
+        print(f"\n{lang}, seeds {args.seeds}, order {args.order}, training column from {fitting.STAGE_FOLDS or 'gold'} "
               f"{'folds' if fitting.STAGE_FOLDS else 'tags'} (means; Δ paired on the same seeds)")
         for name, row in rows.items():
             print(f"  {name:<9} " + "  ".join(f"{k} {statistics.mean(v):.2f}" for k, v in row.items()))

@@ -24,8 +24,7 @@ from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, 
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import BASE_COLUMNS as GAZ_BASE
 from structperc.features.gazetteer import EXTRA_COLUMNS as GAZ_EXTRA
-from structperc.features.gazetteer import FOLD_BLOCK, GAZ_COLUMN, Gazetteer, GazetteerLearner
-from structperc.features.gazetteer import STAGE_COLUMN
+from structperc.features.gazetteer import FOLD_BLOCK, GAZ_COLUMN, STAGE_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.stacking import first_stage_lines, majority_types, reads_stage_column, tag_types
 from structperc.features.tagdict import TagDictionary
@@ -319,14 +318,14 @@ def _stage_types(corpus: Corpus, task: Task, lines: list[str], epochs: int, stag
     if not STAGE_FOLDS:
         return tag_types(list(corpus.columns[task.tag_column]), span)
     k, fold_of = fold_assignment(len(corpus), STAGE_FOLDS, stage["params"]["seed"], FOLD_BLOCK)
+    if k < 2:  # one block: nothing to jackknife with
+        return tag_types(list(corpus.columns[task.tag_column]), span)
 
     def predicted(fold: int) -> list[str]:
         rows = corpus.select(np.flatnonzero(fold_of == fold))
         model = train_model(corpus.select(np.flatnonzero(fold_of != fold)), None, lines, epochs, **stage).model
         return data_tags(decode(model, featurize(model, rows), None), rows.sent_ptr, model.labels, task)
 
-    if k < 2:  # one block: nothing to jackknife with
-        return tag_types(list(corpus.columns[task.tag_column]), span)
     types = np.empty(corpus.n_tokens, dtype=object)
     token_fold = np.repeat(fold_of, np.diff(corpus.sent_ptr))
     for fold, tags in enumerate(forked_map(predicted, list(range(k)), workers)):
