@@ -179,3 +179,13 @@ def test_cli_trains_tags_and_describes(tmp_path):
     refused = runner.invoke(main, ["train", "--train", str(train), "--task", "cws", "--two-stage",
                                    "--model", str(tmp_path / "c")])
     assert refused.exit_code == 2 and "--two-stage is for training a new tagger" in refused.output
+
+
+def test_second_order_two_stages_round_trip(tmp_path):
+    tagger = Tagger.train(X, Y, task="ner", columns=["word", "ner"], template=TEMPLATE, epochs=3, order=2,
+                          two_stage=True)
+    assert tagger.weights_.order2 is not None and tagger.stage1_.weights.order2 is not None
+    tagger.save(tmp_path / "m")
+    meta = meta_of(tmp_path / "m")
+    assert meta["format_version"] == 3 and "trans2" in meta["arrays"] and "stage1.trans2" in meta["arrays"]
+    assert Tagger.load(tmp_path / "m").predict(NEW) == tagger.predict(NEW)
