@@ -7,6 +7,7 @@ chosen feature set, the trainer with dev scoring, checkpoints and progress, and 
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import os
@@ -247,6 +248,8 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
         stage: dict[str, Any] = dict(task=task, params=params, dictionary=dictionary,
                                      dataset_columns=dataset_columns, callback=None, progress=progress,
                                      mixing=mixing)
+        if callback is not None:  # the first stage's epochs are reported, marked as its own
+            stage["callback"] = lambda report: callback(dataclasses.replace(report, stage=1))
         first, corpus, dev = _first_stage(corpus, dev, first_stage_lines(template_lines), epochs, stage,
                                           workers, dask, release)
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
@@ -323,7 +326,8 @@ def _stage_types(corpus: Corpus, task: Task, lines: list[str], epochs: int, stag
 
     def predicted(fold: int) -> list[str]:
         rows = corpus.select(np.flatnonzero(fold_of == fold))
-        model = train_model(corpus.select(np.flatnonzero(fold_of != fold)), None, lines, epochs, **stage).model
+        model = train_model(corpus.select(np.flatnonzero(fold_of != fold)), None, lines, epochs,
+                            **{**stage, "callback": None, "progress": None}).model
         return data_tags(decode(model, featurize(model, rows), None), rows.sent_ptr, model.labels, task)
 
     types = np.empty(corpus.n_tokens, dtype=object)

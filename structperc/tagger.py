@@ -71,7 +71,8 @@ class Tagger(Assessment):
         Train a first-stage tagger too, and read, as the column ``tmd``, the majority type it predicts
         for the other occurrences of each word within 20 sentences (Krishnan & Manning 2006;
         `structperc.features.stacking`): opt-in for NER (esp.testa +0.65 F1, ned.testa +0.46), training
-        ×1.7–1.8, tagging ×1.2–1.4; not continued (`partial_fit`) or checkpointed.
+        ×1.7–1.8, tagging ×1.2–1.4; not continued (`partial_fit`) or checkpointed. The first stage's
+        epochs reach ``fit``'s ``callback`` too, with ``stage=1``.
 
     Attributes
     ----------

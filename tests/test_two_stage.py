@@ -31,9 +31,19 @@ Y = [[t for _, t in s] for s in DOC_TRAIN]
 NEW = [["Víctor", "Ortega", "habló"], ["Ayer", "Ortega", "vino"], ["Ayer", "Lunes", "vino"]]
 
 
+REPORTS: list = []
+
+
 @pytest.fixture(scope="module")
 def two_stage():
-    return Tagger.train(X, Y, task="ner", columns=["word", "ner"], template=TEMPLATE, epochs=4, two_stage=True)
+    return Tagger.train(X, Y, task="ner", columns=["word", "ner"], template=TEMPLATE, epochs=4, two_stage=True,
+                        callback=REPORTS.append)
+
+
+def test_both_stages_report_their_epochs(two_stage):
+    assert [(r.stage, r.epoch) for r in REPORTS] == [(1, 1), (1, 2), (1, 3), (1, 4), (0, 1), (0, 2), (0, 3), (0, 4)]
+    assert str(REPORTS[0]).startswith("first stage: epoch 1/4") and str(REPORTS[4]).startswith("epoch 1/4")
+    assert len(two_stage.history_) == 4  # the model's own epochs
 
 
 def meta_of(path) -> dict:
@@ -168,8 +178,9 @@ def test_cli_trains_tags_and_describes(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["train", "--train", str(train), "--task", "ner", "--columns", "word,ner",
                                   "--template", str(template), "--epochs", "4", "--two-stage",
-                                  "--model", str(tmp_path / "m"), "--quiet"])
+                                  "--model", str(tmp_path / "m")])
     assert result.exit_code == 0, result.output
+    assert "first stage: epoch 4/4" in result.output and "\nepoch 4/4" in result.output
     tagged = runner.invoke(main, ["tag", "--model", str(tmp_path / "m"), str(new)])
     assert tagged.exit_code == 0, tagged.output
     got = [[line.split()[-1] for line in block.splitlines()] for block in tagged.output.strip().split("\n\n")]

@@ -32,6 +32,7 @@ class EpochReport:
     dev_score: float | None = None
     best: bool = False
     skipped: int = 0  # partially labelled sentences no path through their known tags could fill
+    stage: int = 0  # 1: an epoch of a two-stage model's first stage (`structperc.fitting`); 0: the model's own
 
     @property
     def tokens_per_second(self) -> float:
@@ -41,7 +42,8 @@ class EpochReport:
         dev = f"  dev {100 * self.dev_score:.2f}{' *' if self.best else ''}" \
             if self.dev_score is not None else ""
         skipped = f" ({self.skipped} partial with no agreeing path)" if self.skipped else ""
-        return (f"epoch {self.epoch}/{self.epochs}  mistakes {self.mistakes}/{self.n_sentences} "
+        stage = "first stage: " if self.stage == 1 else ""
+        return (f"{stage}epoch {self.epoch}/{self.epochs}  mistakes {self.mistakes}/{self.n_sentences} "
                 f"sentences{skipped}  {self.token_errors} tokens{dev}  {self.seconds:.2f} s  "
                 f"{self.tokens_per_second:,.0f} tokens/s")
 
