@@ -31,7 +31,7 @@ from structperc.features.stacking import first_stage_lines, majority_types, read
 from structperc.features.tagdict import TagDictionary
 from structperc.labels import LabelSet
 from structperc.forking import forked_map
-from structperc.inference import calibrate, decode, featurize, with_first_stage
+from structperc.inference import best_ids, calibrate, with_first_stage
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
@@ -318,17 +318,15 @@ def _stage_types(corpus: Corpus, task: Task, lines: list[str], epochs: int, stag
     other folds predicts (jackknifed: the column is as noisy as at tagging time), the folds on
     ``workers`` forked processes; with 0, the gold tags."""
     span = task.metric == "span"
-    if not STAGE_FOLDS:
-        return tag_types(list(corpus.columns[task.tag_column]), span)
     k, fold_of = fold_assignment(len(corpus), STAGE_FOLDS, stage["params"]["seed"], FOLD_BLOCK)
-    if k < 2:  # one block: nothing to jackknife with
+    if k < 2:  # no folds asked (0 gives one), or one block: nothing to jackknife with
         return tag_types(list(corpus.columns[task.tag_column]), span)
 
     def predicted(fold: int) -> list[str]:
         rows = corpus.select(np.flatnonzero(fold_of == fold))
         model = train_model(corpus.select(np.flatnonzero(fold_of != fold)), None, lines, epochs,
                             **{**stage, "callback": None, "progress": None}).model
-        return data_tags(decode(model, featurize(model, rows), None), rows.sent_ptr, model.labels, task)
+        return data_tags(best_ids(model, rows), rows.sent_ptr, model.labels, task)
 
     types = np.empty(corpus.n_tokens, dtype=object)
     token_fold = np.repeat(fold_of, np.diff(corpus.sent_ptr))

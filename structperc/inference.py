@@ -57,8 +57,7 @@ def with_first_stage(first: Model | None, corpus: Corpus) -> Corpus:
     of each word nearby. Unchanged for a one-stage model (None), or when the corpus has the column."""
     if first is None or STAGE_COLUMN in corpus.columns:
         return corpus
-    allowed = constraint_mask(first, corpus) if first.tag_dictionary is not None else None
-    tags = data_tags(decode(first, featurize(first, corpus), allowed), corpus.sent_ptr, first.labels, first.task)
+    tags = data_tags(best_ids(first, corpus), corpus.sent_ptr, first.labels, first.task)
     types = tag_types(tags, first.task.metric == "span")
     return corpus.with_column(STAGE_COLUMN, majority_types(corpus, first.task.token_column, types))
 
@@ -122,6 +121,14 @@ def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = Non
     elif not explicit.any():
         return None
     return mask
+
+
+def best_ids(model: Model, corpus: Corpus, allowed: np.ndarray | None = None) -> np.ndarray:
+    """Best label id of every token of ``corpus`` (ids into ``model.labels``); ``allowed`` (bool,
+    (n_tokens, L)) restricts each token's labels, by default to the model's tag dictionary's."""
+    if allowed is None and model.tag_dictionary is not None:
+        allowed = constraint_mask(model, corpus)
+    return decode(model, featurize(model, corpus), allowed)
 
 
 def decode(model: Model, feats: Features, mask: np.ndarray | None) -> np.ndarray:

@@ -244,10 +244,7 @@ class Tagger(Assessment):
     def predict_ids(self, corpus: Corpus, allowed: np.ndarray | None = None) -> np.ndarray:
         """Best label id of every token of ``corpus`` (ids into ``labels_``); ``allowed`` (bool,
         (n_tokens, L)) restricts each token's labels, by default to the tag dictionary's."""
-        model = self.model_
-        if allowed is None and model.tag_dictionary is not None:
-            allowed = inference.constraint_mask(model, corpus)
-        return inference.decode(model, inference.featurize(model, corpus), allowed)
+        return inference.best_ids(self.model_, corpus, allowed)
 
     def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order, the data's scheme)."""
