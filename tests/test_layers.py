@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "structperc"
 #: Floor of every unit (a folder or a top-level module). A module may import its own unit and
 #: units on lower floors; units on the same floor do not import each other.
 FLOORS: dict[str, int] = {
-    "errors": 0, "version": 0, "compiled": 0, "forking": 0, "_aot": 0, "_aot_read": 0, "_aot_fb": 0, "_aot_nbest": 0,
+    "errors": -1, "version": 0, "compiled": 0, "forking": 0, "_aot": 0, "_aot_read": 0, "_aot_fb": 0, "_aot_nbest": 0,
     "_aot_constrained": 0, "_aot_order2": 0,
     "io": 1,
     "labels": 2,

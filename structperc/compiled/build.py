@@ -7,11 +7,12 @@ hand after editing a kernel in an editable install: ``python -m structperc.compi
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import warnings
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from setuptools.command.build_py import build_py as _build_py
 
@@ -42,11 +43,32 @@ def compile_kernels(output_dir: str | Path, groups: Sequence[str] | None = None)
         namespace: dict = {}
         exec(f"def source_digest():\n    return {loader.source_digest(_PACKAGE, group)}", namespace)
         cc.export("source_digest", "i8()")(namespace["source_digest"])
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), host_features():
             warnings.simplefilter("ignore")  # pycc's deprecation notice
             cc.compile()
         built.append(Path(output_dir) / group)
     return built
+
+
+@contextlib.contextmanager
+def host_features() -> Iterator[None]:
+    """Compile ahead of time for the features this processor really has, as numba's JIT does.
+
+    pycc names the CPU model (``target_cpu = "host"``) but passes no feature string, so LLVM assumes
+    every feature the model implies. A virtual machine may mask some of them: on a ``znver4`` whose
+    hypervisor hides AVX-512, the build used AVX-512 and every kernel died with ``SIGILL``. The JIT
+    asks LLVM for the host's feature list (``llvmlite.binding.get_host_cpu_features``); this gives
+    the ahead-of-time code generator the same list for the duration of a build.
+    """
+    from numba.core import codegen
+
+    features = codegen.get_host_cpu_features()
+    original = codegen.AOTCPUCodegen._customize_tm_features
+    codegen.AOTCPUCodegen._customize_tm_features = lambda self: features  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        codegen.AOTCPUCodegen._customize_tm_features = original  # type: ignore[method-assign]
 
 
 class build_py(_build_py):

@@ -56,8 +56,16 @@ def source_digest(root: str | os.PathLike | None = None, group: str = "_aot") ->
     return int(h.hexdigest()[:15], 16)
 
 
+#: ``STRUCTPERC_KERNELS``: unset (the ahead-of-time build where it is current), ``jit`` (no build: each
+#: caller's own JIT module or numpy twin) or ``jit-kernels`` (the very kernels the build is made of,
+#: compiled by numba's JIT: with ``NUMBA_BOUNDSCHECK=1`` every index they take is checked, which the
+#: ahead-of-time code never does; the tests compare the two byte for byte).
+def kernels_setting() -> str:
+    return os.environ.get("STRUCTPERC_KERNELS", "").lower()
+
+
 def _load_aot(group: str = "_aot") -> ModuleType | None:
-    if os.environ.get("STRUCTPERC_KERNELS", "").lower() == "jit":
+    if kernels_setting() in ("jit", "jit-kernels"):
         return None
     try:
         module = importlib.import_module(f"structperc.{group}")
@@ -75,15 +83,70 @@ _BUILT = {group: _load_aot(group) for group in GROUPS}
 _AOT = _BUILT["_aot"]
 
 
+_GUARDED: dict[str, Callable[..., Any] | None] = {}
+
+
 def aot(name: str) -> Callable[..., Any] | None:
     """The ahead-of-time build of kernel ``name`` from any current group, or None (no JIT fallback
-    here: the caller falls back to its own JIT module or numpy twin)."""
-    for module in _BUILT.values():
-        if module is not None and hasattr(module, name):
-            return getattr(module, name)
-    return None
+    here: the caller falls back to its own JIT module or numpy twin). With ``STRUCTPERC_KERNELS=jit-kernels``,
+    the same kernel compiled by numba's JIT instead.
+
+    Either comes behind its boundary (`structperc.compiled.boundary.guard`): its exported signature and
+    its contract are checked on every call, so a wrong argument raises instead of corrupting memory."""
+    if name in _GUARDED:
+        return _GUARDED[name]
+    kernel = None
+    if kernels_setting() == "jit-kernels":
+        module_name = _exporter(name)
+        if module_name is not None:
+            kernel = getattr(importlib.import_module(f"structperc.{module_name}"), name)
+    else:
+        for module in _BUILT.values():
+            if module is not None and hasattr(module, name):
+                kernel = getattr(module, name)
+                break
+    if kernel is not None:
+        from structperc.compiled.boundary import guard
+
+        kernel = guard(name, exported_signatures()[name], kernel)
+    _GUARDED[name] = kernel
+    return kernel
 
 
 def mode() -> str:
-    """``"aot"`` when the ahead-of-time build is in use, else ``"jit"``."""
-    return "aot" if _AOT is not None else "jit"
+    """``"aot"`` when the ahead-of-time build (or, with ``STRUCTPERC_KERNELS=jit-kernels``, its JIT
+    twin) is in use, else ``"jit"``."""
+    return "aot" if _AOT is not None or kernels_setting() == "jit-kernels" else "jit"
+
+
+_SIGNATURES: dict[str, str] = {}
+_EXPORTERS: dict[str, str] = {}
+
+
+def exported_signatures() -> dict[str, str]:
+    """Every kernel's exported signature (the kernel modules' ``AOT_EXPORTS``), read from their
+    sources as literals: importing the modules would load numba, which the build spares."""
+    if not _SIGNATURES:
+        import ast
+
+        package = Path(__file__).resolve().parent.parent
+        for module_name in dict.fromkeys(m for group in GROUPS.values() for m in group):
+            source = (package / (module_name.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+            at = source.find("\nAOT_EXPORTS")
+            if at < 0:
+                continue
+            start = source.index("{", at)
+            depth, end = 0, start
+            for end in range(start, len(source)):
+                depth += {"{": 1, "}": -1}.get(source[end], 0)
+                if depth == 0:
+                    break
+            for name, signature in ast.literal_eval(source[start:end + 1]).items():
+                _SIGNATURES[name] = signature
+                _EXPORTERS[name] = module_name
+    return _SIGNATURES
+
+
+def _exporter(name: str) -> str | None:
+    exported_signatures()
+    return _EXPORTERS.get(name)

@@ -87,8 +87,11 @@ class Interner:
         first, last = int(snap[0]), int(self.state[0])
         if first == last:
             return
-        values = self.arena[snap[1]:self.state[1]].tobytes().decode("utf-8").split("\t")
+        values = self.arena[snap[1]:self.state[1]].tobytes().decode("utf-8", "surrogatepass").split("\t")
         values.pop()  # after the last value's tab
+        if len(values) != last - first:  # a value holds a tab: cut at the entries' own offsets
+            arena = self.arena.tobytes()
+            values = [arena[o:o + m].decode("utf-8", "surrogatepass") for o, m in self.ent[first:last, :2].tolist()]
         if self.n_columns == 1:
             self.distinct[0].extend(values)
             return
@@ -114,10 +117,14 @@ class Interner:
         codes = np.empty(n, dtype=np.int64)
         if not n:
             return codes
-        # no value holds a tab (CoNLL-U splits at tabs, CoNLL columns at all whitespace)
-        data = ("\t".join(values) + "\t").encode("utf-8", "surrogatepass")
-        end = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 9)
-        beg = np.r_[0, end[:-1] + 1]
+        # The spans come from each value's own length, not from the separators: a value may hold a
+        # tab (a whole line read as one token), and spans found by splitting at tabs then outnumbered
+        # the codes (the ahead-of-time kernel wrote past them: heap corruption).
+        encoded = [v.encode("utf-8", "surrogatepass") for v in values]
+        data = b"\t".join(encoded) + b"\t"
+        sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+        end = np.cumsum(sizes + 1) - 1
+        beg = end - sizes
         self.reserve(len(data))
         snap = self.snapshot()
         insert = _kernel("insert_spans")

@@ -1,0 +1,104 @@
+"""Every compiled kernel checks its arguments before the machine code runs (`structperc.compiled.boundary`).
+
+The ahead-of-time build checks nothing itself: a wrong dtype or one index too many corrupted the heap
+(``free(): invalid next size``) instead of raising. These tests call the guarded kernels with broken
+arguments in a child process, so a crash fails the test instead of killing pytest, and check the root
+cause of the reported corruption (a token holding tabs) round-trips through the compiled value table."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from structperc.compiled import boundary, loader
+from structperc.io import scan
+
+
+def run_child(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_every_exported_kernel_has_a_parsed_signature():
+    signatures = loader.exported_signatures()
+    assert {"decode_corpus", "insert_spans", "scan_columns", "write_tagged", "nbest_corpus"} <= set(signatures)
+    for name, signature in signatures.items():
+        assert boundary.parse_signature(signature), name
+
+
+def test_every_kernel_reachable_from_input_has_a_contract():
+    """The training epochs and the mixing kernels are checked by their drivers; every other kernel
+    (reading, lookup, decoding, model loading) has a contract of its own."""
+    driven = {name for name in loader.exported_signatures() if name.startswith(("train_epoch", "mix_"))}
+    assert set(loader.exported_signatures()) - driven - {"count_byte"} == set(boundary.CONTRACTS)
+
+
+def test_signature_parsing_by_hand():
+    assert boundary.parse_signature("UniTuple(i8, 3)(i8[::1], i4[:, ::1], f8)") == [
+        ("array", np.dtype(np.int64), 1), ("array", np.dtype(np.int32), 2), ("scalar", np.float64, 0)]
+    with pytest.raises(ValueError):
+        boundary.parse_signature("void(i8[:])")  # strided arrays are never exported
+
+
+@pytest.mark.parametrize("bad", [
+    "np.array([10, 10], dtype=np.int64)",            # wrong dtype: pycc read it as bytes
+    "np.frombuffer(b'a\\nb\\n\\n\\n', dtype=np.uint8)[::2]",  # strided view
+    "[10, 10]",                                        # not an array
+])
+def test_wrong_arguments_raise_instead_of_crashing(bad):
+    proc = run_child(f"""
+        import numpy as np
+        from structperc.compiled import loader, boundary
+        k = loader.aot("count_byte")
+        if k is None:
+            print("no build"); raise SystemExit(0)
+        try:
+            k({bad}, 10)
+        except boundary.KernelInputError as exc:
+            print("raised", exc)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(("raised kernel count_byte", "no build")), proc.stdout
+
+
+def test_more_spans_than_codes_is_refused_in_a_child():
+    """The reported corruption: `insert_spans` given four spans and room for one code."""
+    proc = run_child("""
+        import numpy as np
+        from structperc.compiled import loader, boundary
+        from structperc.io.scan import Interner
+        k = loader.aot("insert_spans")
+        if k is None:
+            print("no build"); raise SystemExit(0)
+        it = Interner(1)
+        data = np.frombuffer(b"a\\tb\\tc\\td\\t", dtype=np.uint8)
+        it.reserve(len(data))
+        end = np.array([1, 3, 5, 7]); beg = end - 1
+        try:
+            k(data, beg, end, 0, np.empty(1, dtype=np.int64), it.table, it.ent, it.arena, it.state)
+        except boundary.KernelInputError as exc:
+            print("raised", exc)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(("raised kernel insert_spans: 1 codes for 4 values", "no build")), proc.stdout
+
+
+@pytest.mark.parametrize("values", [["a\tb\tc\td"], ["x", "a\tb", "x", "", "a\tb", "y\t"], ["\t", "\t\t", "z"]])
+def test_values_holding_tabs_round_trip(values):
+    """A whole line read as one token keeps its tabs, and equal values get one code, with or
+    without the compiled table."""
+    for compiled in (False, True):
+        if compiled and not scan.available():
+            continue
+        interner = scan.Interner(1)
+        if not compiled:
+            interner.compiled = False
+            from collections import defaultdict
+            import itertools
+            interner.index = [defaultdict(itertools.count().__next__)]
+        codes = interner.add_strings(0, values)
+        assert [interner.distinct[0][c] for c in codes] == values
+        assert len(interner.distinct[0]) == len(set(values))
