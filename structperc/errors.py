@@ -21,3 +21,13 @@ class InputError(StructpercError, ValueError):
 
 class ModelFormatError(StructpercError, ValueError):
     """A model file that is not ours, is damaged, or was written by a newer version."""
+
+
+class StructpercWarning(UserWarning):
+    """Base of the package's warnings; the CLI prints them as one ``Warning: ...`` line."""
+
+
+class UncalibratedWarning(StructpercWarning):
+    """Probabilities (marginals, confidences, k-best or sequence probabilities) asked of a model with
+    no fitted temperature: they are over-confident until ``structperc calibrate`` fits one. Said once
+    per model (`structperc.inference.confidence_temperature`)."""

@@ -273,7 +273,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     if resume is not None:
         from structperc.train.checkpoint import load_checkpoint
 
-        state = load_checkpoint(resume, fingerprint, mask, end)
+        state = load_checkpoint(resume, fingerprint, mask, end, epochs=epochs)
     else:
         state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes,
                                       len(labels), pairs)
@@ -380,7 +380,7 @@ def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[
         if resume is not None:
             from structperc.train.checkpoint import load_checkpoint
 
-            state = load_checkpoint(resume, fingerprint, data.mask, data.end)
+            state = load_checkpoint(resume, fingerprint, data.mask, data.end, epochs=epochs)
         else:
             state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes, len(labels),
                                           all_pairs(index.n_state_attributes, len(labels)))
@@ -519,12 +519,11 @@ def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, 
         history.append(r)
         if callback is not None:
             callback(r)
-    on_epoch_end = None
+    on_epoch_end: Callable[[PerceptronState], None] | None = None
     if checkpoint_dir is not None:
-        from structperc.train.checkpoint import save_checkpoint
+        from structperc.train.checkpoint import Checkpointer
 
-        def on_epoch_end(st: PerceptronState) -> None:
-            save_checkpoint(checkpoint_dir, st, fingerprint or {})
+        on_epoch_end = Checkpointer(checkpoint_dir, fingerprint or {})
     kwargs: dict[str, Any] = dict(mask=mask, end=end, epochs=epochs, seed=seed, dev_score=dev_score, dev_rows=dev_rows,
                   callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress,
                   allowed=data.allowed if data else None, values=data.feats.values if data else None,

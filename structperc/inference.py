@@ -13,10 +13,17 @@ place:
 - **Marginals** over model labels are summed into data tags (a data tag's probability is the mass of
   the model labels reading as it), at the model's calibrated temperature (`Model.temperature`).
 - **Calibration** fits that temperature on held-out gold data (`structperc.decode.calibration`) and
-  reports the expected calibration error of the token confidence before and after.
+  reports the expected calibration error of the token confidence before and after. Every face that
+  hands probabilities to a user (``structperc tag --marginals/--nbest``, `Tagger.predict_marginals`
+  and the rest, the spaCy component, the HTTP service) reads the temperature through
+  `confidence_temperature`, which says once per model that an uncalibrated one is over-confident.
 """
 from __future__ import annotations
 
+import sys
+import threading
+import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -26,7 +33,7 @@ from structperc.decode.calibration import fit_temperature, nll_of
 from structperc.decode.decoder import no_path, predict
 from structperc.decode.marginals import marginals, path_log_probs
 from structperc.decode.nbest import nbest
-from structperc.errors import InputError
+from structperc.errors import InputError, UncalibratedWarning
 from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import Features
 from structperc.features.stacking import majority_types, tag_types
@@ -60,6 +67,52 @@ def with_first_stage(first: Model | None, corpus: Corpus) -> Corpus:
     tags = data_tags(best_ids(first, corpus), corpus.sent_ptr, first.labels, first.task)
     types = tag_types(tags, first.task.metric == "span")
     return corpus.with_column(STAGE_COLUMN, majority_types(corpus, first.task.token_column, types))
+
+
+#: What an uncalibrated model's probabilities come with (once per model; ``{task}``: its task's name).
+UNCALIBRATED = ("this {task} model is not calibrated (temperature 1, not fitted): its probabilities are "
+                "over-confident; fit the temperature on held-out gold data with 'structperc calibrate "
+                "--model DIR FILE' (or train with --dev; in Python Tagger.calibrate)")
+_told: set[int] = set()  # ids of the weights of models already said to be uncalibrated (gone with them)
+_told_lock = threading.Lock()
+
+
+def confidence_temperature(model: Model) -> float:
+    """The temperature of probabilities a user asked for: the model's (`Model.temperature`). A model
+    with no fitted temperature (``calibration`` None) also warns, once per model (per weights object:
+    `Tagger.model_` makes a new `Model` around the same weights at every call), with an
+    `UncalibratedWarning` naming ``structperc calibrate`` (the command line prints it as one line on
+    standard error). Scores that report a temperature themselves (`calibration_report`) do not come
+    here."""
+    if model.calibration is None and model.weights.order == 1 and _first_time(model):  # order 2: refused
+        warnings.warn(UNCALIBRATED.format(task=model.task.name), UncalibratedWarning, stacklevel=_caller_level())
+    return model.temperature
+
+
+def told_elsewhere(model: Model) -> None:
+    """Never warn about ``model`` being uncalibrated: a copy of a model whose owner says it (a Dask
+    worker's, `structperc.cluster.tagging`: the client says it once, not each worker)."""
+    _first_time(model)
+
+
+def _first_time(model: Model) -> bool:
+    """Whether `confidence_temperature` has not yet spoken of ``model`` (and will not again)."""
+    key = id(model.weights)
+    with _told_lock:
+        if key in _told:
+            return False
+        _told.add(key)
+    weakref.finalize(model.weights, _told.discard, key)
+    return True
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a warning raised by this function's caller) of the first frame outside
+    this package: the user's line that asked for the probabilities."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("structperc"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _projection(model: Model) -> dict[str, np.ndarray]:
@@ -157,7 +210,7 @@ def projection_matrix(model: Model) -> tuple[list[str], np.ndarray]:
 def data_marginals(model: Model, feats: Features, mask: np.ndarray | None,
                    temperature: float | None = None) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Token marginals over the data's tags: (tags, probabilities (n_tokens, D), log Z per sentence)."""
-    tau = model.temperature if temperature is None else temperature
+    tau = confidence_temperature(model) if temperature is None else temperature
     probs, log_z = marginals(model.weights, feats, tau, allowed=mask)
     tags, M = projection_matrix(model)
     return tags, probs @ M, log_z
@@ -193,14 +246,14 @@ def token_confidence(model: Model, feats: Features, ids: np.ndarray, sent_ptr: n
                mask: np.ndarray | None = None, temperature: float | None = None) \
         -> tuple[list[str], np.ndarray]:
     """The data tags of label ids ``ids`` and each one's marginal probability."""
-    tau = model.temperature if temperature is None else temperature
+    tau = confidence_temperature(model) if temperature is None else temperature
     return _confidence(model, marginals(model.weights, feats, tau, allowed=mask)[0], ids, sent_ptr)
 
 
 def path_probabilities(model: Model, feats: Features, ids: np.ndarray,
                        mask: np.ndarray | None = None) -> np.ndarray:
     """p(labels ``ids`` of each sentence) at the model's temperature (under ``mask``'s lattice)."""
-    return np.exp(path_log_probs(model.weights, feats, ids, model.temperature, allowed=mask))
+    return np.exp(path_log_probs(model.weights, feats, ids, confidence_temperature(model), allowed=mask))
 
 
 def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None) \
@@ -208,25 +261,30 @@ def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None
     """Per sentence, up to ``k`` (data tags, score, probability) best first (fewer when the lattice
     has fewer paths). Ties keep Viterbi's order (`structperc.decode.nbest`)."""
     result = nbest(model.weights, feats, k, allowed=mask)
+    tau = confidence_temperature(model)
     # p(path r) = p(best) · exp((s_r - s_best) / τ): the best path's probability exactly (float64),
     # the others by score differences, so no probability exceeds the best one's or 1 (the k-best
     # scores are float32 sums: exp(s_r / τ - log Z) drifted above 1 by 1e-4 on long sentences)
-    best_log_p = path_log_probs(model.weights, feats, result.ids[0], model.temperature, allowed=mask) \
+    best_log_p = path_log_probs(model.weights, feats, result.ids[0], tau, allowed=mask) \
         if len(result.ids) else np.zeros(0)
     ptr = feats.sent_ptr
+    n_paths = (result.scores > -np.inf).sum(axis=1)  # the listed paths come first, -inf after
+    # every listed path as a sentence of its own, converted to data tags in one call (a call per path
+    # was 90 % of `structperc tag --nbest 20000` on a 28-token sentence)
+    flat = [result.ids[:n_paths[s], ptr[s]:ptr[s + 1]].ravel() for s in range(len(ptr) - 1)]
+    path_ptr = np.zeros(int(n_paths.sum()) + 1, dtype=np.int64)
+    np.cumsum(np.repeat(np.diff(ptr), n_paths), out=path_ptr[1:])
+    tags = data_tags(np.concatenate(flat) if flat else np.zeros(0, dtype=np.int32), path_ptr,
+                     model.labels, model.task)
+    scores = result.scores.tolist()
+    with np.errstate(invalid="ignore"):  # -inf - -inf past a sentence's paths: never read
+        probs = np.exp(best_log_p[:, None] + np.minimum((result.scores - result.scores[:, :1]) / tau, 0.0))
+    bounds = path_ptr.tolist()
     out: list[list[tuple[list[str], float, float]]] = []
-    for s in range(len(ptr) - 1):
-        a, b = int(ptr[s]), int(ptr[s + 1])
-        paths = []
-        for r in range(result.scores.shape[1]):
-            score = float(result.scores[s, r])
-            if score == -np.inf:
-                break
-            sub = result.ids[r, a:b]
-            tags = data_tags(sub, np.array([0, b - a]), model.labels, model.task)
-            gap = (score - float(result.scores[s, 0])) / model.temperature
-            paths.append((tags, score, float(np.exp(best_log_p[s] + min(gap, 0.0)))))
-        out.append(paths)
+    i = 0
+    for s, (n, p) in enumerate(zip(n_paths.tolist(), probs.tolist())):
+        out.append([(tags[bounds[i + r]:bounds[i + r + 1]], scores[s][r], p[r]) for r in range(n)])
+        i += n
     return out
 
 
@@ -257,7 +315,7 @@ def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int
     out = Tagged(tags, nbest=k_best(model, feats, k, mask) if k else None)
     if confidence or distributions:
         names, M = projection_matrix(model)
-        probs = marginals(model.weights, feats, model.temperature, allowed=mask)[0] @ M
+        probs = marginals(model.weights, feats, confidence_temperature(model), allowed=mask)[0] @ M
         out.confidence = _at_tags(names, probs, tags) if confidence else None
         if distributions:
             out.marginals, out.marginal_tags = probs, names

@@ -85,6 +85,7 @@ def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
         if len(inputs) > 1:
             raise InputError(f"this model reads {len(inputs)} columns ({', '.join(inputs)}): "
                              "give each token as a tuple")
+        _strings_only(sents)
     else:
         shapes = _tuple_shapes(task, inputs, needed)
         names = shapes.get(len(first), inputs)
@@ -93,6 +94,7 @@ def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
                 other = [f"{len(n)} ({', '.join(n)})" for n in shapes.values() if n is not names]
                 raise InputError(f"sentence {si}: every token needs {len(names)} values "
                                  f"({', '.join(names)})" + (f"; or else {' or '.join(other)}" if other else ""))
+        _strings_only(sents, [i for i, name in enumerate(names) if name != "_" and name != task.tag_column])
         cols = {name: [[str(tok[i]) for tok in s] for s in sents] for i, name in enumerate(names)
                 if name != "_" and name != task.tag_column}
         if task.tag_column in names:
@@ -106,6 +108,19 @@ def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
     return Corpus.from_sentences(cols[first_column], y,
                                  extra={k: v for k, v in cols.items() if k != first_column},
                                  token_column=first_column, tag_column=task.tag_column)
+
+
+def _strings_only(sents: list[list[Any]], fields: list[int] | None = None) -> None:
+    """Refuse a token that is not a string (None, a number, bytes: it would be read as the text of its
+    ``str()``, ``"None"``); with ``fields``, the values at those places of each token tuple."""
+    for si, s in enumerate(sents):
+        values = s if fields is None else [tok[i] for tok in s for i in fields]
+        if all(isinstance(v, str) for v in values):
+            continue
+        at = next(k for k, v in enumerate(values) if not isinstance(v, str))
+        ti = at if fields is None else at // len(fields)
+        raise InputError(f"sentence {si}, token {ti}: {values[at]!r} is not a string (a token is a string, or a "
+                         "tuple of strings when the model reads several columns)")
 
 
 def _unknown_tags(y: Any, unknown: str | None) -> Any:

@@ -1,11 +1,13 @@
 """Estimator parameters -> the `Task` a run trains for, validated before any data is read."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.io.conll import first_width
 from structperc.labels.bmes6 import BMES6
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.state_weights import FEATURE_SETS
@@ -20,15 +22,16 @@ def task_for(params: dict[str, Any]) -> Task:
     """The task preset named by ``params["task"]`` with the parameters that override it."""
     cols = tuple(params["columns"]) if params.get("columns") is not None else None
     tag = params.get("tag_column")
-    if cols is not None and tag is None:
-        tag = [c for c in cols if c != "_"][-1]
+    if cols is not None and tag is None:  # the last named column (none named: `check` refuses the preset's)
+        tag = next((c for c in reversed(cols) if c != "_"), None)
     return get_task(params["task"], columns=cols, tag_column=tag, scheme=params.get("scheme"),
                     constrained=params.get("constrained"), epochs=params.get("epochs"),
                     encoding=params.get("encoding"))
 
 
-def check(params: dict[str, Any], task: Task) -> None:
-    """Refuse parameters no run could use, with a message naming the parameter."""
+def check(params: dict[str, Any], task: Task, *, dev: bool = False, data: Any = None) -> None:
+    """Refuse parameters no run could use, with a message naming the parameter. ``dev``: a dev set is
+    given as well; ``data``: the training input, named (a file) where a rule is about it."""
     epochs = params.get("epochs")
     if not isinstance(epochs if epochs is not None else task.epochs, int) or task.epochs < 1:
         raise InputError(f"epochs must be a positive integer, got {task.epochs!r}")
@@ -61,6 +64,29 @@ def check(params: dict[str, Any], task: Task) -> None:
     if task.model_scheme in WORD_ENCODINGS and task.scheme != "bmes":
         raise InputError(f"encoding {task.model_scheme!r} is for segmentation data in the 'bmes' scheme, "
                          f"not {task.scheme!r}")
+    named = [c for c in task.columns if c != "_"]
+    twice = sorted({c for c in named if named.count(c) > 1})
+    if twice:
+        raise InputError(f"columns name {', '.join(map(repr, twice))} twice ({','.join(task.columns)}): give "
+                         "each column a name of its own ('_' skips one)")
     if task.tag_column not in task.columns:
         raise InputError(f"tag column {task.tag_column!r} is not among the columns "
                          f"{list(task.columns)}")
+    if not task.inputs:
+        raise _no_input_column(task, data)
+    if dev and params.get("dev_split"):
+        raise InputError("--dev (dev=) and --dev-split (dev_split=) both choose the number of epochs: give one "
+                         "of them, not both")
+
+
+def _no_input_column(task: Task, data: Any) -> InputError:
+    """The error of columns that name the tag column alone: with the width of the file when ``data``
+    is one (the usual cause: --columns names fewer columns than the file has)."""
+    names = ",".join(task.columns)
+    width = first_width(data) if isinstance(data, (str, os.PathLike)) and os.path.isfile(data) else None
+    if width is not None:
+        return InputError(f"has {width} column{'s' if width != 1 else ''} but --columns names "
+                          f"{len(task.columns)} ({names}): only the tag column {task.tag_column!r}, nothing to tag "
+                          "from; name every column, left to right (e.g. --columns word,pos,chunk)", str(data))
+    return InputError(f"the columns ({names}) name only the tag column {task.tag_column!r}, nothing to tag "
+                      "from: name the input columns too, left to right (e.g. word,pos,chunk)")

@@ -151,6 +151,35 @@ def check_tags_match(corpus: Corpus, labels: list[str], task: Task) -> None:
                          f"model's ({_few(model)}): data of another task or tag set", corpus.source)
 
 
+def check_known_tags(corpus: Corpus, labels: list[str], task: Task, unknown: str | None = None) -> None:
+    """Refuse, for continued training, gold tags a model does not know (unless it is to add labels):
+    data of another task (`check_tags_match`'s message), or a tag set grown by some tags; span tasks
+    compare entity types, as the data's scheme may differ from the model's. ``unknown`` (the
+    partial-label marker) is no tag."""
+    check_tags_match(corpus, labels, task)
+    new = set(corpus.factorize(task.tag_column)[0]) - {unknown} - set(labels)
+    shown = _few(set(labels), 10)
+    types = sorted({t for t in map(_type, labels) if t is not None})
+    if task.metric == "span" and types:  # a span tag is known when its type is (tags without one: as they are)
+        new = {t for t in new if _type(t) is None or _type(t) not in types}
+        # the model's tags as the data's scheme writes them (the model may learn in another)
+        shown = f"{'/'.join(p + '-' for p in _PREFIXES.get(task.scheme, 'BI'))} of {_few(set(types), 12)}" + \
+            "".join(f", and {label}" for label in sorted(label for label in labels if _type(label) is None))
+    if new:
+        raise InputError(f"its {task.tag_column!r} tags include {len(new)} that this {task.name!r} model does not "
+                         f"know ({_few(new)}); the model's tags are {shown}. To add them (from zero weights), "
+                         "continue with --add-labels (add_labels=True)", corpus.source)
+
+
+#: The prefixes of each span scheme's tags (for messages).
+_PREFIXES = {"iob1": "IB", "iob2": "BI", "iobes": "BIES", "bilou": "BILU"}
+
+
+def _type(tag: str) -> str | None:
+    """The type of a span tag (``LOC`` of ``B-LOC``), None for a tag without one (``O``)."""
+    return tag[2:] if len(tag) > 2 and tag[1] in "-_" else None
+
+
 def _few(values: set[str], n: int = 6) -> str:
     shown = sorted(values)
     return ", ".join(shown[:n]) + (f", … ({len(shown)})" if len(shown) > n else "")

@@ -20,7 +20,7 @@ from structperc.features.dictionary import DictionaryLearner, Learners
 from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon, segmentation_dictionary
 from structperc.features.variety import VarietyLearner, read_raw, variety_columns
 from structperc.features.templates import resolve_template
-from structperc.io.segmented import char_corpus, read_segmented_corpus
+from structperc.io.segmented import char_corpus, read_segmented_corpus, refuse_columns
 from structperc.labels.bmes import bmes_codes
 from structperc import params
 from structperc.model import schema
@@ -108,6 +108,8 @@ def _words(text: str, cut: np.ndarray, a: int, b: int, block: int = 1 << 16) -> 
 
 def _as_word_lists(X: Any) -> tuple[list[list[str]], str]:
     if isinstance(X, (str, os.PathLike)):
+        if os.path.isfile(X):  # not standard input: it is read once
+            refuse_columns(X)
         sents, _ = read_segmented_corpus(X)
         return sents, str(X)
     sents = [s.split() if isinstance(s, str) else list(s) for s in X]
@@ -196,7 +198,7 @@ class Segmenter(Tagger):
         if y is not None or given:
             raise TypeError(f"Segmenter.fit takes segmented text, not {', '.join(given) or 'y'}")
         task = get_task("cws", epochs=self.epochs, encoding=self.encoding)
-        params.check(self._saved_params(), task)
+        params.check(self._saved_params(), task, dev=dev is not None, data=X)
         sents, source = _as_word_lists(X)
         dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
         lines = resolve_template(self.template or "cws")

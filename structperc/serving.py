@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from structperc.decode.nbest import check_k
 from structperc.errors import InputError
 from structperc.features.gazetteer import document_gap
 from structperc.inputs import to_corpus, token_columns
@@ -54,6 +55,7 @@ class Limits:
         for name, value in vars(self).items():
             if not isinstance(value, int) or value < 1:
                 raise InputError(f"{name.replace('_', '-')} must be a positive number, not {value!r}")
+        check_k(self.max_nbest, "max-nbest")  # the decoder's own bound, `structperc.decode.nbest.MAX_K`
 
 
 @dataclass
@@ -157,6 +159,8 @@ def tag_input(served: Served, sentences: list[list[Any]] | None, text: str | Non
     if len(sentences) > limits.max_sentences:
         raise RequestError(f"{len(sentences)} sentences: at most {limits.max_sentences} a request", 413)
     for i, sentence in enumerate(sentences):
+        if not sentence:  # as `text` has no blank-line sentences and a CoNLL file no empty ones
+            raise RequestError(f"empty input: sentence {i} has no tokens")
         if len(sentence) > limits.max_tokens:
             raise RequestError(f"sentence {i}: {len(sentence)} tokens, at most {limits.max_tokens}", 413)
         for j, token in enumerate(sentence):

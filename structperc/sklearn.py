@@ -327,8 +327,9 @@ class StructuredPerceptron(BaseEstimator):
         ``S-X`` into IOB2 ``B-X`` …, `structperc.labels.partial.label_projection`)."""
         model, feats = self._features(X)
         from structperc.decode.marginals import marginals
+        from structperc.inference import confidence_temperature
 
-        probs = marginals(model.weights, feats, model.temperature)[0]
+        probs = marginals(model.weights, feats, confidence_temperature(model))[0]  # says if uncalibrated
         if _converts(model.task):
             from structperc.inference import projection_matrix
 

@@ -41,9 +41,12 @@ so a doc gets the same tags alone or in any batch.
 calibrated temperature, `structperc.inference.token_confidence`) in ``token._.structperc_confidence``
 (None on untagged tokens).
 
-A saved pipeline (``nlp.to_disk``) carries a copy of the model, which ``from_disk`` loads; the
-``model`` path of its config must still name a readable model when the pipeline is loaded, since
-the component is made from its config first (spaCy's order).
+A saved pipeline (``nlp.to_disk``) carries a copy of the model (``DIR/NAME/model``, the tokenizer's
+in ``DIR/tokenizer/model``), which ``from_disk`` loads: ``spacy.load(DIR)`` works from any working
+directory, once the original model folder is gone too. spaCy makes each component from the saved
+config before ``from_disk`` runs; the ``model`` path of that config (relative to where the pipeline
+was built) is not read then, because the pipeline's meta (``meta.json``, key ``"structperc"``) lists
+the models saved inside it.
 
 The segmenter as tokenizer: `StructpercTokenizer` keeps the text exactly (``doc.text == text``):
 a single space after a word is the token's trailing space, other whitespace becomes whitespace
@@ -57,6 +60,7 @@ https://universaldependencies.org/u/pos/.
 # factory's annotations, which must be real types, not strings.
 import os
 import tempfile
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -82,6 +86,11 @@ UPOS = frozenset({"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "N
 DEFAULT_COLUMNS = {"pos": "tag_", "xpos": "tag_", "upos": "pos_", "lemma": "lemma_", "feats": "morph"}
 ANNOTATIONS = ("ents", "spans", "tag", "pos")
 CONFIDENCE = "structperc_confidence"
+#: The key of a pipeline's meta listing (``"saved"``) the structperc models saved inside it, by
+#: component name (``"tokenizer"``: the tokenizer).
+META_KEY = "structperc"
+#: The names under which structperc objects were made in each live pipeline (`_saved_copy`).
+_made: "weakref.WeakKeyDictionary[Language, set]" = weakref.WeakKeyDictionary()
 
 
 def _load(model: Any, what: str) -> "Tagger":
@@ -95,6 +104,29 @@ def _load(model: Any, what: str) -> "Tagger":
     if not Path(model).exists():
         raise InputError(f"no structperc model at this path (for the {what})", str(model))
     return load(model)
+
+
+def _saved_copy(nlp: Language, name: str) -> bool:
+    """Whether ``nlp`` is a saved pipeline being loaded whose ``from_disk`` will read the copy of this
+    model (``name``: a component, or ``"tokenizer"``) saved inside it, so its config's ``model`` path
+    must not be read: its meta (``meta.json``) lists ``name``, and no structperc object was made
+    under that name in this ``nlp`` yet (a live pipeline would read its own listing back). Lists
+    ``name`` in the meta either way, for the pipeline's next ``to_disk``."""
+    meta = nlp.meta
+    entry = meta.get(META_KEY)
+    if not isinstance(entry, dict) or not isinstance(entry.get("saved"), list):
+        entry = meta[META_KEY] = {"saved": []}
+    made = _made.setdefault(nlp, set())
+    loading = name in entry["saved"] and name not in made
+    made.add(name)
+    if name not in entry["saved"]:
+        entry["saved"].append(name)
+    return loading
+
+
+def _waiting(what: str) -> InputError:
+    return InputError(f"the {what} has no model yet: it belongs to a saved pipeline whose from_disk "
+                      "loads it (spacy.load(DIR))")
 
 
 # -------------------------------------------------------------------------------- the component
@@ -137,7 +169,9 @@ class StructpercComponent:
             raise InputError("span_key must be a non-empty string")
         if self.marginals and not Token.has_extension(CONFIDENCE):
             Token.set_extension(CONFIDENCE, default=None)
-        self._use(_load(model, f"{name!r} component"), str(model))
+        self.tagger: Optional["Tagger"] = None
+        if not _saved_copy(nlp, name):  # else `from_disk` loads the copy saved with the pipeline
+            self._use(_load(model, f"{name!r} component"), str(model))
 
     # ------------------------------------------------------------------ configuration
     def _use(self, tagger: "Tagger", where: str) -> None:
@@ -181,7 +215,12 @@ class StructpercComponent:
     @property
     def labels(self) -> Tuple[str, ...]:
         """The model's tags (in its own scheme, e.g. IOBES for span models)."""
-        return tuple(self.tagger.labels_)
+        return tuple(self.tagger.labels_) if self.tagger is not None else ()
+
+    def _loaded(self) -> "Tagger":
+        if self.tagger is None:
+            raise _waiting(f"{self.name!r} component")
+        return self.tagger
 
     # ---------------------------------------------------------------------- tagging
     def __call__(self, doc: Doc) -> Doc:
@@ -230,6 +269,7 @@ class StructpercComponent:
                                      tag_column=self.task.tag_column, source="<spaCy docs>")
 
     def _annotate(self, docs: Sequence[Doc]) -> None:
+        tagger = self._loaded()
         docs = list(docs)
         units = self._units(docs)
         if self.marginals:
@@ -246,13 +286,13 @@ class StructpercComponent:
         if self.marginals:
             from structperc import inference
 
-            tagged = inference.tag_corpus(self.tagger.model_, corpus, confidence=True)
+            tagged = inference.tag_corpus(tagger.model_, corpus, confidence=True)
             ptr = corpus.sent_ptr.tolist()
             tags = [tagged.tags[ptr[s]:ptr[s + 1]] for s in range(len(ptr) - 1)]
             conf = tagged.confidence.tolist() if tagged.confidence is not None else []
             confidence = [conf[ptr[s]:ptr[s + 1]] for s in range(len(ptr) - 1)]
         else:
-            tags = self.tagger.predict(corpus)
+            tags = tagger.predict(corpus)
         found: Dict[int, List[Span]] = {d: [] for d in range(len(docs))}
         for s, (d, tokens) in enumerate(units):
             if confidence is not None:
@@ -290,7 +330,7 @@ class StructpercComponent:
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
         """Save a copy of the model in ``path/model`` (structperc's archive: no pickle)."""
-        self.tagger.save(Path(path) / "model")
+        self._loaded().save(Path(path) / "model")
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> "StructpercComponent":
         """Load the model saved by `to_disk`."""
@@ -298,7 +338,7 @@ class StructpercComponent:
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        return _model_bytes(self.tagger)
+        return _model_bytes(self._loaded())
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "StructpercComponent":
         self._use(_model_from_bytes(data), "<bytes>")
@@ -367,9 +407,11 @@ class StructpercTokenizer:
     ``{"@tokenizers": "structperc.Tokenizer.v1", "model": "cws/"}``.
     """
 
-    def __init__(self, vocab: Vocab, model: Any):
+    def __init__(self, vocab: Vocab, model: Any, *, deferred: bool = False):
         self.vocab, self.model_path = vocab, model
-        self._use(_load(model, "structperc tokenizer"), str(model))
+        self.segmenter: Optional["Segmenter"] = None
+        if not deferred:  # deferred: `from_disk` loads the copy saved with the pipeline
+            self._use(_load(model, "structperc tokenizer"), str(model))
 
     def _use(self, segmenter: "Tagger", where: str) -> None:
         from structperc.segmenter import Segmenter
@@ -378,7 +420,12 @@ class StructpercTokenizer:
             raise InputError(f"a {segmenter.task_.name!r} tagging model cannot segment text: the tokenizer "
                              "needs a word segmentation model (structperc train --task cws); add a "
                              "tagger with nlp.add_pipe(\"structperc\", ...)", where)
-        self.segmenter: "Segmenter" = segmenter
+        self.segmenter = segmenter
+
+    def _loaded(self) -> "Segmenter":
+        if self.segmenter is None:
+            raise _waiting("structperc tokenizer")
+        return self.segmenter
 
     def _doc(self, text: str, words: Sequence[str]) -> Doc:
         tokens, spaces = words_and_spaces(words, text)
@@ -387,23 +434,24 @@ class StructpercTokenizer:
     def __call__(self, text: str) -> Doc:
         if not isinstance(text, str):
             raise InputError(f"the tokenizer takes a string, not {type(text).__name__}")
-        return self._doc(text, self.segmenter.segment(text))
+        return self._doc(text, self._loaded().segment(text))
 
     def pipe(self, texts: Iterable[str], batch_size: int = 1000) -> Iterator[Doc]:
         """Segment ``texts`` ``batch_size`` at a time (one `Segmenter.segment_texts` call a batch)."""
+        segmenter = self._loaded()
         for batch in minibatch(texts, size=batch_size):
-            for text, words in zip(batch, self.segmenter.segment_texts(batch)):
+            for text, words in zip(batch, segmenter.segment_texts(batch)):
                 yield self._doc(text, words)
 
     def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
-        self.segmenter.save(Path(path) / "model")
+        self._loaded().save(Path(path) / "model")
 
     def from_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> "StructpercTokenizer":
         self._use(_load(Path(path) / "model", "structperc tokenizer"), str(path))
         return self
 
     def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
-        return _model_bytes(self.segmenter)
+        return _model_bytes(self._loaded())
 
     def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "StructpercTokenizer":
         self._use(_model_from_bytes(data), "<bytes>")
@@ -416,6 +464,6 @@ def create_tokenizer(model: str) -> Callable[[Language], StructpercTokenizer]:
     model as the tokenizer, e.g. of ``spacy.blank("zh")``."""
 
     def make(nlp: Language) -> StructpercTokenizer:
-        return StructpercTokenizer(nlp.vocab, model)
+        return StructpercTokenizer(nlp.vocab, model, deferred=_saved_copy(nlp, "tokenizer"))
 
     return make

@@ -4,8 +4,10 @@ stays flat on large inputs. Output to a file is written atomically (`structperc.
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Iterable, Iterator, Sequence
+from typing import IO, Any, Iterable, Iterator, Sequence, cast
 
+from structperc.errors import InputError
+from structperc.io.parse import ColumnCountError
 from structperc.features.gazetteer import document_gap
 from structperc.segmenter import Segmenter
 from structperc.workflows import load_tagger
@@ -29,17 +31,22 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     the prediction keeps (``unknown`` where the tag is free); see `structperc.inference`.
     """
     from structperc import inference
+    from structperc.decode.nbest import nbest_chunk
     from structperc.io import formats
     from structperc.io.output import output_stream
     from structperc.io.text import source_name
 
     formats.check_options(input_format, output_format, nbest)
+    sentences = nbest_chunk(nbest, sentences)  # K ≤ MAX_K; fewer sentences a chunk for large K
     tagger = load_tagger(model_path)
     task, model = tagger.task_, tagger.model_
     reads = tagger.reads()
     gap = document_gap(tagger.features_.columns)
-    with output_stream(output) as out:
+    with output_stream(output) as raw_out:
+        out = cast(IO[str], _EndTracking(raw_out))
         for source in inputs or ("-",):
+            if cast(_EndTracking, out).open_sentence() and (output_format or "") != "jsonl":
+                out.write("\n")  # the previous file's last sentence stays apart from this file's first
             layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
             fmt, source = formats.resolve(source, input_format, layout)
             known = formats.column_name(forced_column, fmt, layout) if forced_column is not None else None
@@ -47,11 +54,53 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
                 layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
             out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
             formats.check(fmt, out_fmt, layout, source_name(source))
-            for before, chunk, after in _in_context(formats.tagging_chunks(source, fmt, layout, sentences), gap):
-                tagged = inference.tag_in_context(model, chunk.corpus, before, after, confidence=marginals,
-                                                  k=nbest, known_column=known, unknown=unknown)
-                formats.write_chunk(out, chunk, tagged.tags, out_fmt, layout, tagged.confidence, tagged.nbest)
-                del tagged  # a chunk's results are gone while the next one is tagged
+            try:
+                for before, chunk, after in _in_context(formats.tagging_chunks(source, fmt, layout, sentences), gap):
+                    tagged = inference.tag_in_context(model, chunk.corpus, before, after, confidence=marginals,
+                                                      k=nbest, known_column=known, unknown=unknown)
+                    formats.write_chunk(out, chunk, tagged.tags, out_fmt, layout, tagged.confidence, tagged.nbest)
+                    del tagged  # a chunk's results are gone while the next one is tagged
+            except ColumnCountError as exc:
+                if input_format != "auto":
+                    raise
+                raise InputError(f"{exc} {formats.AUTO_HINT}") from None
+
+
+class _EndTracking:
+    """A text stream that remembers how its output ends: whether a sentence is still open (the last
+    line written is not blank), so that the next input file starts after a blank line."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self.tail = ""
+        inner = getattr(stream, "buffer", None)
+        if inner is not None:  # the raw lines' writer writes bytes to the buffer (`structperc.io.scan`)
+            self.buffer = _BytesEndTracking(inner, self)
+
+    def write(self, text: str) -> int:
+        if text:
+            self.tail = (self.tail + text[-2:])[-2:]
+        return self.stream.write(text)
+
+    def open_sentence(self) -> bool:
+        """Output was written and its last line is not blank."""
+        return self.tail not in ("", "\n", "\n\n")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+class _BytesEndTracking:
+    def __init__(self, buffer: Any, owner: _EndTracking):
+        self.raw, self.owner = buffer, owner
+
+    def write(self, data: Any) -> int:
+        tail = bytes(data[-2:]).decode("utf-8", "replace") if len(data) else ""
+        self.owner.tail = (self.owner.tail + tail)[-2:]
+        return self.raw.write(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
 
 
 def _in_context(chunks: Iterator[Any], gap: int) -> Iterator[tuple[Any, Any, Any]]:

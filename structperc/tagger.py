@@ -22,7 +22,7 @@ from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
 from structperc.model.task import Task
-from structperc.pipeline import columns_to_read, data_tags, split_tags, with_dictionary
+from structperc.pipeline import check_known_tags, columns_to_read, data_tags, split_tags, with_dictionary
 
 
 _PARAM_NAMES: dict[type, list[str]] = {}
@@ -139,7 +139,7 @@ class Tagger(Assessment):
         the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing (on
         the Dask cluster ``dask`` if given); ``clusters``: a word clusters file for ``clu*`` templates."""
         task = params.task_for(settings := self.get_params())
-        params.check(settings, task)
+        params.check(settings, task, dev=dev is not None, data=X)
         lines = resolve_template(self.template if self.template is not None else task.template)
         if self.two_stage and not reads_stage_column(lines):
             lines = lines + list(STAGE_LINES)
@@ -173,13 +173,17 @@ class Tagger(Assessment):
 
     def partial_fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, epochs: int | None = None,
                     dev: Any = None, callback: Callback | None = None,
-                    progress: Progress | None = None) -> "Tagger":
+                    progress: Progress | None = None, add_labels: bool = False) -> "Tagger":
         """Continue training a fitted tagger on new data (see `structperc.fitting.continue_training`);
-        templates, columns, label scheme and seed are kept from the model."""
+        templates, columns, label scheme and seed are kept from the model. Tags the model does not
+        know (for span tasks: entity types) are refused, unless ``add_labels``: then they become new
+        labels, starting from zero weights."""
         self._check_fitted()
         if self.stage1_ is not None:
             raise InputError("a two-stage model does not continue training: train it again on all the data")
         corpus = self._corpus(X, y, need_tags=True)
+        if not add_labels:
+            check_known_tags(corpus, self.labels_, self.task_, self.unknown_tag)
         dev_corpus = self._corpus(dev, None, need_tags=True) if dev is not None else None
         lines, unknown = self.template_lines_, self.unknown_tag
         learner = fitting.dictionary_learner(corpus, self.task_, lines, self.dictionary_, unknown)
@@ -289,8 +293,13 @@ class Tagger(Assessment):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Tagger":
-        """Read a model written by `save`; damaged or foreign files raise `ModelFormatError`."""
-        return cls.from_model(schema.read(path))
+        """Read a model written by `save`; damaged or foreign files raise `ModelFormatError`, a word
+        segmentation model an `InputError` naming `Segmenter.load` (it segments text, not tokens)."""
+        model = schema.read(path)
+        if model.task.name == "cws":  # `Segmenter.load` does not come here
+            raise InputError("a word segmentation model: load it with structperc.segmenter.Segmenter.load "
+                             "(command line: structperc segment)", str(path))
+        return cls.from_model(model)
 
     def compress(self, *, keep: float | None = None, threshold: float | None = None,
                  prune_vocabulary: bool = True) -> "Tagger":

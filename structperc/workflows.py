@@ -43,17 +43,20 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
           tokens_column: str = "tokens", tags_column: str | None = None,
           callback: Callback | None = None, progress: Progress | None = None,
           checkpoint_dir: str | None = None, resume: str | None = None, plot: str | None = None,
+          keep_checkpoint: bool = False,
           workers: int = 1, mixing: str | None = None, clusters: str | None = None, dask: str | None = None,
-          read_on_workers: bool = False, **params: Any) -> tuple[Tagger, Path]:
-    """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``),
-    save it to ``model_path`` and return it with the archive's path.
+          read_on_workers: bool = False, add_labels: bool = False, **params: Any) -> tuple[Tagger, Path]:
+    """Train a tagger (a `Segmenter` for ``task="cws"``; continued training from ``init_model``, where
+    tags the model does not know are refused unless ``add_labels``: `Tagger.partial_fit`), save it to
+    ``model_path`` and return it with the archive's path.
 
     ``task`` defaults to ``"chunk"`` (or, with ``init_model``, to the model's own task: another task
     is refused). ``params`` are the estimator's parameters (``template``, ``epochs``, ``seed`` …;
     None keeps the default). ``train_path`` may be a corpus file or a `datasets` spec (see
     `structperc.io.hf`). Every output path (model, checkpoints, ``plot``) is checked before the first
     epoch, and the model is locked against a second run writing it at the same time; a failed run
-    leaves what was there before.
+    leaves what was there before. The checkpoint in ``checkpoint_dir`` (the latest epoch's, see
+    `structperc.train.checkpoint`) is removed once the model is saved, unless ``keep_checkpoint``.
 
     ``workers`` > 1 trains on that many shards at once, one process each, by iterative parameter
     mixing (``mixing``: see `structperc.train.mixing`): a different model from one worker's, the
@@ -65,6 +68,11 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     """
     if lexicon and task != "cws":
         raise InputError("--lexicon is for --task cws")
+    if keep_checkpoint and not checkpoint_dir:
+        raise InputError("--keep-checkpoint keeps the checkpoint of --checkpoint-dir: give --checkpoint-dir")
+    if add_labels and not init_model:
+        raise InputError("--add-labels is for continued training (--init-model): a new model learns every "
+                         "tag of its data")
     if plot:
         from structperc.plot import require_matplotlib
 
@@ -82,7 +90,8 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
                                        progress=progress, checkpoint_dir=checkpoint_dir, resume=resume)
             else:
                 model = _fit(train_path, task, dev_path, init_model, lexicon, tokens_column, tags_column,
-                             callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters, dask)
+                             callback, progress, checkpoint_dir, resume, params, workers, mixing, clusters, dask,
+                             add_labels)
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
@@ -94,6 +103,12 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
         # with --dev-split the curve worth seeing is the held-out one that picked the epochs
         plot_history(getattr(model, "dev_history_", None) or model.history_, plot,
                      title=f"{Path(train_path).name}: {model.task_.name}")
+    if checkpoint_dir and not keep_checkpoint:
+        from structperc.train.checkpoint import remove_checkpoint
+
+        remove_checkpoint(checkpoint_dir)
+        for directory in reversed(created):  # the checkpoint folder too, if this run made it
+            _remove_empty(directory)
     return model, path
 
 
@@ -112,7 +127,7 @@ def fit_on_workers(tagger: Tagger, paths: list[str | os.PathLike], *, dask: Any,
     from structperc.pipeline import columns_to_read
 
     task = parameters.task_for(settings := tagger.get_params())
-    parameters.check(settings, task)
+    parameters.check(settings, task, dev=dev is not None, data=paths[0] if len(paths) == 1 else None)
     lines = resolve_template(tagger.template if tagger.template is not None else task.template)
     dev_corpus = to_corpus(dev, None, task, need_tags=True, reads=columns_to_read(task, lines, gold=True),
                            unknown=tagger.unknown_tag) if dev is not None else None
@@ -130,7 +145,7 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
          lexicon: str | None, tokens_column: str, tags_column: str | None, callback: Callback | None,
          progress: Progress | None, checkpoint_dir: str | None, resume: str | None,
          params: dict[str, Any], workers: int = 1, mixing: str | None = None,
-         clusters: str | None = None, dask: str | None = None) -> Tagger:
+         clusters: str | None = None, dask: str | None = None, add_labels: bool = False) -> Tagger:
     given = {k: v for k, v in params.items() if v is not None}
     model: Tagger
     if clusters is not None and (init_model or task == "cws"):
@@ -147,7 +162,7 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
             raise InputError("continued training of a word segmentation model is not supported",
                              str(init_model))
         return model.partial_fit(train_path, epochs=given.get("epochs"), dev=dev_path,
-                                 callback=callback, progress=progress)
+                                 callback=callback, progress=progress, add_labels=add_labels)
     if task == "cws":
         names = set(Segmenter._param_names())
         model = Segmenter(lexicon=lexicon, **{k: v for k, v in given.items() if k in names})
@@ -206,33 +221,7 @@ def evaluate(model_path: str | os.PathLike, path: str, *, task: str | None = Non
     model = load(model_path)
     if task is not None and task != model.task_.name:
         raise InputError(f"a {model.task_.name!r} model, not {task!r}", str(model_path))
-    if isinstance(model, Segmenter) and _looks_like_columns(path):
-        raise InputError("looks like a CoNLL column file, but a word segmentation model is scored on "
-                         "segmented text (one sentence a line, words split by spaces)", path)
-    return model.evaluate(path, strict=strict)
-
-
-def _looks_like_columns(path: str) -> bool:
-    """Whether a file reads like CoNLL columns rather than segmented text: sentences of short lines
-    separated by blank lines, nearly all lines with the same number (2-12) of fields."""
-    from collections import Counter
-
-    from structperc.io.text import open_text_lines
-
-    widths: Counter = Counter()
-    blank = 0
-    for number, line in open_text_lines(path):
-        fields = line.split()
-        if not fields:
-            blank += 1
-        else:
-            widths[len(fields)] += 1
-        if number >= 400:
-            break
-    if not widths or not blank:
-        return False
-    width, count = widths.most_common(1)[0]
-    return 2 <= width <= 12 and count >= 0.9 * sum(widths.values())
+    return model.evaluate(path, strict=strict)  # a segmenter refuses CoNLL columns (`refuse_columns`)
 
 
 def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.PathLike | None = None,

@@ -102,3 +102,22 @@ def test_values_holding_tabs_round_trip(values):
         codes = interner.add_strings(0, values)
         assert [interner.distinct[0][c] for c in codes] == values
         assert len(interner.distinct[0]) == len(set(values))
+
+
+def test_a_build_for_another_processor_is_ignored(monkeypatch):
+    """A build made for other CPU features (a copied tree, a VM moved to other hardware) may hold
+    instructions this processor lacks (SIGILL): it counts as stale and the JIT runs instead."""
+    if loader._load_aot("_aot") is None:
+        pytest.skip("no current ahead-of-time build here")
+    monkeypatch.setattr(loader, "cpu_digest", lambda: -1)
+    assert loader._load_aot("_aot") is None
+
+
+def test_cpu_digest_is_stable_and_reads_no_llvm():
+    proc = run_child("""
+        import sys
+        from structperc.compiled import loader
+        a, b = loader.cpu_digest(), loader.cpu_digest()
+        print(a == b, 0 <= a < 2 ** 60, "llvmlite" in sys.modules, "numba" in sys.modules)
+    """)
+    assert proc.stdout.split() == ["True", "True", "False", "False"], proc.stdout + proc.stderr

@@ -9,7 +9,7 @@ import gc
 
 import click
 
-from structperc.cli.errors import one_line_errors
+from structperc.cli.errors import one_line_errors, one_line_warnings
 
 
 class _Group(click.Group):
@@ -21,8 +21,29 @@ class _Group(click.Group):
             "serve": "structperc.cli.serving:serve_command",
             "clusters": "structperc.cli.clusters:clusters_command"}
 
+    #: What `structperc --help` lists for each lazy command, so that the help imports none of them
+    #: (`scipy.optimize` and numba alone cost over 2 s); a test keeps these equal to the commands' own.
+    lazy_help = {"binary": "Train a binary perceptron on CSV and print its updates...",
+                 "compress": "Shrink a model (tagger or segmenter) by dropping the...",
+                 "info": "Describe a model: task, labels, templates, sizes, how it was...",
+                 "serve": "Serve models over HTTP: a JSON API (POST /tag, POST...",
+                 "clusters": "Learn Brown clusters from RAW.txt: one sentence per line,..."}
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy and name not in self.commands:
+                rows.append((name, self.lazy_help[name]))
+            else:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(formatter.width - 6 - len(name))))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, name: str):
         if name in self.lazy and name not in self.commands:
@@ -54,6 +75,7 @@ def main() -> None:
     # Reading a corpus makes millions of small str objects and no reference cycles: the cyclic
     # collector would only rescan them again and again (~15% of `tag`'s time on a large file).
     gc.set_threshold(100_000, 50, 100)
+    one_line_warnings()
 
 
 from structperc.cli.tagging import calibrate, evaluate, segment, tag  # noqa: E402

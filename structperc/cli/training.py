@@ -71,10 +71,18 @@ def _progress(epochs: int, quiet: bool):
               help="cws: unsegmented text, one sentence per line, added to the accessor variety statistics "
                    "of templates reading av* columns (the training text is always used).")
 @click.option("--checkpoint-dir", metavar="DIR",
-              help="Save the full trainer state after every epoch (atomically) to DIR.")
-@click.option("--resume", metavar="DIR", help="Continue the run whose checkpoints are in DIR.")
+              help="Save the trainer state after every epoch to DIR (atomically; the latest epoch's only), "
+                   "to --resume a run that stopped. Removed once the model is saved, unless --keep-checkpoint.")
+@click.option("--resume", metavar="DIR",
+              help="Continue the run whose checkpoint is in DIR (--epochs: at least the checkpoint's).")
+@click.option("--keep-checkpoint", is_flag=True,
+              help="Keep the checkpoint in --checkpoint-dir after the model is saved (by default it is removed).")
 @click.option("--init-model", metavar="DIR",
-              help="Continue training this saved model on --train (new attributes and labels are added).")
+              help="Continue training this saved model on --train (new attributes are added; tags the "
+                   "model does not know are refused, unless --add-labels).")
+@click.option("--add-labels", is_flag=True,
+              help="With --init-model: add the tags of --train that the model does not know as new labels "
+                   "(from zero weights), growing its tag set.")
 @click.option("--tokens-column", default="tokens", show_default=True,
               help="Token column when --train is a dataset (datasets directory, .jsonl, .parquet, hf:NAME).")
 @click.option("--tags-column", help="Tag column of a dataset [default: the task's tag column].")
@@ -125,8 +133,8 @@ def _progress(epochs: int, quiet: bool):
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, raw, checkpoint_dir, resume, init_model,
-          tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, order, two_stage,
-          clusters, dask, read_on_workers, mixing, quiet):
+          add_labels, tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, order,
+          two_stage, clusters, dask, read_on_workers, mixing, keep_checkpoint, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import workflows
@@ -145,7 +153,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
         tokens_column=tokens_column, tags_column=tags_column, callback=callback, progress=progress,
         checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, workers=workers, mixing=mixing, clusters=clusters,
-        dask=dask, read_on_workers=read_on_workers,
+        keep_checkpoint=keep_checkpoint,
+        dask=dask, read_on_workers=read_on_workers, add_labels=add_labels,
         template=template,
         columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
         encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,

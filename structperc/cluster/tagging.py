@@ -69,8 +69,12 @@ class _TagJob:
 
 
 def _tag_part(blob: bytes, digest: str, part: Part, job: _TagJob) -> "str | _Failure":
+    from structperc import inference
+
     try:
-        return _tag(cached_model(digest, blob).model_, part, job)
+        model = cached_model(digest, blob).model_
+        inference.told_elsewhere(model)  # the client says once that it is uncalibrated, not every worker
+        return _tag(model, part, job)
     except InputError as exc:
         return _Failure.of(exc, part)
 
@@ -200,12 +204,18 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     ``parts`` parts (default: two per worker thread, none under `MIN_PART_BYTES`; more where a part would
     exceed ``part_bytes``) that the workers read themselves — the paths must be readable on the
     workers. Standard input (``"-"``) and streams are read here and sent in parts."""
+    from structperc.decode.nbest import nbest_chunk
     from structperc.io import formats
     from structperc.io.output import output_stream
     from structperc.workflows import load_tagger
 
     formats.check_options(input_format, output_format, nbest)
+    sentences = nbest_chunk(nbest, sentences)  # K ≤ MAX_K; fewer sentences a chunk for large K
     tagger = load_tagger(model_path)
+    if marginals or nbest:  # said here, once (the workers' copies keep quiet)
+        from structperc.inference import confidence_temperature
+
+        confidence_temperature(tagger.model_)
     blob, digest = model_bytes(model_path)
     job = {"input_format": input_format, "output_format": output_format, "marginals": marginals,
            "nbest": nbest, "forced_column": forced_column, "unknown": unknown, "sentences": sentences}

@@ -167,6 +167,7 @@ def _nbest_corpus(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, 
     name = "nbest_corpus"
     n, L = lattice(name, X, XT, sent_ptr, ptr, lab, W, base, Wc, end)
     _need(k >= 1, name, "k must be at least 1")
+    _need(k + L < 2 ** 31, name, f"k must be below 2^31 - {L} (the kernel's int32 entry ids)")
     _need(allowed.shape in ((n, L), (0, L)), name, f"allowed must be ({n}, {L}) or (0, {L})")
     _need(ids.shape == (k, n) and scores.shape == (sent_ptr.shape[0] - 1, k), name,
           f"outputs must be ({k}, {n}) and ({sent_ptr.shape[0] - 1}, {k})")
@@ -219,7 +220,7 @@ def _scan_conllu(data, words, lead, want, codes, line_beg, line_end, sent_len, s
                  state) -> None:
     _scan_common("scan_conllu", data, want, codes, line_beg, line_end, sent_len, sent_line, scan, table, ent,
                  arena, state)
-    _need(0 <= lead < 8 and lead + 8 * words.shape[0] <= data.shape[0], "scan_conllu",
+    _need(0 <= lead < 8 and (words.shape[0] == 0 or lead + 8 * words.shape[0] <= data.shape[0]), "scan_conllu",
           "aligned words outside the data")
     _need(want.shape[0] == 0 or int(want.max()) < 10, "scan_conllu", "CoNLL-U has 10 fields")
 

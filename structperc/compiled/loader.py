@@ -72,11 +72,33 @@ def _load_aot(group: str = "_aot") -> ModuleType | None:
     except ImportError:
         return None
     try:
-        if module.source_digest() != source_digest(group=group):
+        if module.source_digest() != source_digest(group=group) or module.cpu_digest() != cpu_digest():
             return None
     except (AttributeError, OSError):
         return None
     return module
+
+
+def cpu_digest() -> int:
+    """A 60-bit digest of this processor's instruction set as the kernel sees it: the machine and,
+    on Linux, the first CPU's feature flags. The build compiles for the host's features
+    (`structperc.compiled.build.host_features`); a build made on another processor (a copied tree,
+    a virtual machine moved to other hardware) may use instructions this one lacks and die with
+    SIGILL, so it counts as stale and the JIT runs instead. Read from /proc, not from LLVM: loading
+    the build must not load numba."""
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:
+                if line.startswith(("flags", "Features")):
+                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
+                    break
+    except OSError:
+        pass
+    h = hashlib.sha256(f"{platform.machine()}|{flags}".encode())
+    return int(h.hexdigest()[:15], 16)
 
 
 _BUILT = {group: _load_aot(group) for group in GROUPS}

@@ -9,10 +9,10 @@ from typing import IO, Any, Collection, Iterable, Iterator, Sequence
 import numpy as np
 
 from structperc.io.corpus import Corpus, compact
-from structperc.io.parse import CONLLU_COLUMNS, ColumnParser, ReadPart, conllu_blocks, conllu_fast
+from structperc.io.parse import CONLLU_COLUMNS, ColumnParser, ReadPart, conllu_blocks, conllu_fast, split_fields
 from structperc.io.scan import Interner, RawLines, RawPiece, scan_piece
-from structperc.io.text import (ASCII_WS, count_lines, decode_lines, line_blocks, mapped_pieces, piece_bytes,
-                                source_name)
+from structperc.io.text import (ASCII_WS, count_lines, decode_lines, line_blocks, mapped_pieces, open_text_lines,
+                                piece_bytes, source_name)
 from structperc.errors import InputError
 
 class _LeanReader:
@@ -161,12 +161,10 @@ class _LeanReader:
             yield self.corpus(pending), pending.raw
 
     def _end_of_file(self, last: RawPiece) -> None:
-        """The file's last piece: a line end if the file lacks one, and a blank line after a last
-        sentence that no blank line closes (the next file's first sentence would continue it)."""
+        """The file's last piece: a line end if the file lacks one. Nothing more: the output has
+        exactly the input's lines (a blank line that keeps the next file's first sentence apart is
+        the writer's, `structperc.streaming.tag_files`, and only between files)."""
         if last.stop > last.start and last.data[last.stop - 1] != 10:
-            last.tail += b"\n"
-        blank = str.isspace if self.fmt == "conllu" else (lambda line: not line.strip(ASCII_WS))
-        if not last.closed(lambda line: not line or blank(line)):
             last.tail += b"\n"
 
 
@@ -262,6 +260,17 @@ def iter_tagging_chunks(path, columns: Sequence[str], *, optional: Sequence[str]
 def is_conllu(path) -> bool:
     """Whether a file name says CoNLL-U (``.conllu`` or ``.conllu.gz``)."""
     return str(path).endswith((".conllu", ".conllu.gz"))
+
+
+def first_width(path) -> int | None:
+    """The number of fields of the first token line of a CoNLL column (or CoNLL-U) file, None when it
+    has none: for messages about the columns a user named, so it reads only up to that line."""
+    conllu = is_conllu(path)
+    for _, line in open_text_lines(path):
+        if not line.strip(ASCII_WS) or (conllu and line.startswith("#")) or line.startswith("-DOCSTART-"):
+            continue
+        return len(line.split("\t") if conllu else split_fields(line))
+    return None
 
 
 def read_corpus(path, columns: Sequence[str] | None, *, optional: Sequence[str] = (),

@@ -204,8 +204,17 @@ def _decide_lines(head: bytes, layout: Layout | None) -> str | None:
         width = len(split_fields(line))
         if len(layout.columns) - len(layout.optional) <= width <= len(layout.columns):
             return "conll"
-        return "tokens" if width == 1 else "conll"
+        if width == 1:
+            return "tokens"
+        # words that are not the model's columns, with no tab between them, for a model that reads the
+        # words alone: a sentence of plain text (a model reading more columns cannot tag text)
+        return "text" if "\t" not in line and layout.needs == {layout.token} else "conll"
     return None
+
+
+#: Appended to an error about columns when `auto` chose the format: what else the input may be.
+AUTO_HINT = "(the input format was guessed: for plain text give --input-format text, " \
+            "for one token per line --input-format tokens)"
 
 
 def default_output(fmt: str) -> str:

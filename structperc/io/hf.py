@@ -4,8 +4,13 @@
 """
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Mapping
+import socket
+import threading
+from typing import Any, Iterator, Mapping
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from structperc.io.corpus import Corpus
 from structperc.errors import InputError
@@ -69,9 +74,14 @@ def load(spec: str) -> Any:
     path, _, split = spec.partition(":") if not spec.startswith("hf:") else ("", "", "")
     if spec.startswith("hf:"):
         name, _, split = spec[3:].partition(":")
+        unreachable = hub_unreachable()  # then the local cache only: no retrying for half a minute
         try:
-            return datasets.load_dataset(name, split=split or "train")
+            with _offline(unreachable is not None):
+                return datasets.load_dataset(name, split=split or "train")
         except Exception as exc:  # network, missing dataset, … all reach the user as one line
+            if unreachable is not None:
+                raise InputError(f"cannot load dataset {name!r}: the Hugging Face Hub cannot be reached "
+                                 f"({unreachable}) and the dataset is not in the local cache") from None
             raise InputError(f"cannot load dataset {name!r}: {type(exc).__name__}: {exc}") from None
     if os.path.isdir(path):
         ds = datasets.load_from_disk(path)
@@ -93,3 +103,60 @@ def is_dataset_spec(spec: str) -> bool:
     path = spec.partition(":")[0]
     return spec.startswith("hf:") or os.path.isdir(path) or \
         os.path.splitext(path)[1] in (".json", ".jsonl", ".parquet")
+
+
+#: Seconds the check that the Hugging Face Hub answers may take (`hub_unreachable`).
+HUB_PROBE_SECONDS = 3.0
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hugging Face Hub cannot be reached, or None (it can, or offline mode is on already):
+    one TCP connection to its host (``HF_ENDPOINT``), or to the proxy the environment names for it,
+    within `HUB_PROBE_SECONDS` (name resolution included). Without it, the hub client retries every
+    request with back-off for about 25 s before failing."""
+    from huggingface_hub import constants
+
+    if constants.is_offline_mode():
+        return None
+    url = urlsplit(constants.ENDPOINT)
+    proxy = getproxies().get(url.scheme) if url.hostname and not proxy_bypass(url.hostname) else None
+    target = urlsplit(proxy) if proxy and "://" in proxy else url
+    if not target.hostname:
+        return None
+    address = (target.hostname, target.port or (443 if target.scheme == "https" else 80))
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection(address, timeout=HUB_PROBE_SECONDS).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(f"{address[0]}: {exc.strerror or exc or type(exc).__name__}")
+
+    probe = threading.Thread(target=connect, daemon=True)  # a thread: name lookups ignore socket timeouts
+    probe.start()
+    probe.join(HUB_PROBE_SECONDS)
+    return outcome[0] if outcome else f"{address[0]}: no answer in {HUB_PROBE_SECONDS:g} s"
+
+
+@contextlib.contextmanager
+def _offline(on: bool) -> Iterator[None]:
+    """Hugging Face offline mode (``HF_HUB_OFFLINE``: the local cache only) while inside, when ``on``;
+    set where `datasets` and `huggingface_hub` read it when a call is made, and restored after."""
+    if not on:
+        yield
+        return
+    import datasets.config
+    from huggingface_hub import constants
+
+    saved = (os.environ.get("HF_HUB_OFFLINE"), datasets.config.HF_HUB_OFFLINE, constants.HF_HUB_OFFLINE)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    datasets.config.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        if saved[0] is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = saved[0]
+        datasets.config.HF_HUB_OFFLINE, constants.HF_HUB_OFFLINE = saved[1], saved[2]

@@ -57,6 +57,11 @@ def _pick(lines: list[str], rows: np.ndarray) -> list[str]:
     return [picked] if len(rows) == 1 else list(picked)
 
 
+class ColumnCountError(InputError):
+    """The first token line of a column file does not have the model's columns: perhaps no column
+    file at all (plain text, one token per line), which a guessed input format says."""
+
+
 class ColumnParser:
     """Parses pieces of a CoNLL column file, checking that every line has the same width (the
     fallback of the compiled scanner, see `_LeanReader`).
@@ -88,8 +93,8 @@ class ColumnParser:
         lo = len(self.columns) - self.n_opt
         if not lo <= width <= len(self.columns):
             expect = f"{lo} to {len(self.columns)}" if self.n_opt else f"{lo}"
-            raise InputError(f"expected {expect} columns ({' '.join(self.columns)}), found "
-                             f"{width}", self.name, line)
+            raise ColumnCountError(f"expected {expect} columns ({' '.join(self.columns)}), found "
+                                   f"{width}", self.name, line)
         self.width = width
 
     def parse_piece(self, first: int, data: bytes, keep_lines: bool) -> "Parsed":

@@ -2,6 +2,7 @@
 raw text lines to segment. Words become B/M/E/S tags in `structperc.labels.bmes`."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -18,6 +19,33 @@ def read_segmented(path) -> Iterator[tuple[int, list[str]]]:
     """
     for number, line in open_text_lines(path):
         yield number, line.split()
+
+
+def refuse_columns(path) -> None:
+    """Refuse a file that reads like CoNLL columns where segmented text is expected (a segmenter's
+    training, dev or gold data): it would train or score on its words as one sentence a line."""
+    if looks_like_columns(path):
+        raise InputError("looks like a CoNLL column file, but a word segmentation model is trained and scored "
+                         "on segmented text (one sentence a line, words split by spaces)", str(path))
+
+
+def looks_like_columns(path) -> bool:
+    """Whether a file reads like CoNLL columns rather than segmented text: sentences of short lines
+    separated by blank lines, nearly all lines with the same number (2-12) of fields."""
+    widths: Counter = Counter()
+    blank = 0
+    for number, line in open_text_lines(path):
+        fields = line.split()
+        if not fields:
+            blank += 1
+        else:
+            widths[len(fields)] += 1
+        if number >= 400:
+            break
+    if not widths or not blank:
+        return False
+    width, count = widths.most_common(1)[0]
+    return 2 <= width <= 12 and count >= 0.9 * sum(widths.values())
 
 
 def read_segmented_corpus(path) -> tuple[list[list[str]], list[int]]:

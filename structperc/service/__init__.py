@@ -3,10 +3,13 @@
 face: `create_app` builds the app, `run` loads the models and serves them."""
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from typing import Sequence
 
 from structperc import serving
+from structperc.errors import InputError
 
 
 def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: int = 8000,
@@ -18,11 +21,10 @@ def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: in
 
         from structperc.service.app import create_app
     except ImportError as exc:
-        from structperc.errors import InputError
-
         raise InputError(f"structperc serve needs the serve extra ({exc.name} is missing): "
                          "pip install \"structperc[serve]\"") from None
     table = serving.ModelTable.load(specs)
+    check_address(host, port)  # before uvicorn, whose failure to bind is a logged line and exit 3
     app = create_app(table, limits)
     config = uvicorn.Config(app, host=host, port=port, access_log=access_log, log_level=log_level)
     shown = f"[{host}]" if ":" in host else host
@@ -36,3 +38,25 @@ def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: in
                 print(ready, flush=True)
 
     Server(config).run()
+
+
+def check_address(host: str, port: int) -> None:
+    """Refuse, with one `InputError` line, an address the service could not listen on (the port taken
+    by another process, a host name that does not resolve or is not this machine's): bind every
+    address ``host`` resolves to as the server will (``SO_REUSEADDR``, as asyncio does), then let go."""
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        found = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {shown}: {exc.strerror or exc} (--host)") from None
+    for family, kind, proto, _, address in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                hint = (": another process listens there; stop it or pick another --port"
+                        if exc.errno == errno.EADDRINUSE else "")
+                raise InputError(f"cannot listen on {shown}: {exc.strerror or exc}{hint}") from None

@@ -246,7 +246,7 @@ def test_write_tagged_to_text_and_byte_streams(write_file):
     write_tagged(wrapper, raw, tags)
     wrapper.write("tail\n")
     wrapper.flush()
-    assert text.getvalue() == "Zürich NNP B-LOC\n北京\tNR I-LOC\n\nx y Ö\n\n"
+    assert text.getvalue() == "Zürich NNP B-LOC\n北京\tNR I-LOC\n\nx y Ö\n"  # the input's lines, no more
     assert binary.getvalue().decode("utf-8") == "head\n" + text.getvalue() + "tail\n"
     latin = io.BytesIO()
     other = io.TextIOWrapper(latin, encoding="utf-16")

@@ -384,7 +384,7 @@ _SEPARATOR_CASES = [
     # a line of only '\x1f' is a token, not a blank line: one sentence of three
     (b"a\n\x1f\nb\n", ["word"], ("<stream>", {"word": ["a", "\x1f", "b"]}, [0, 3], [1])),
     # '\x1c 0' is two fields
-    (b"\n\x1c 0\n\n", ["word"], ("raised", "InputError", "<stream>:2: expected 1 columns (word), found 2")),
+    (b"\n\x1c 0\n\n", ["word"], ("raised", "ColumnCountError", "<stream>:2: expected 1 columns (word), found 2")),
     # a no-break space or U+3000 inside a token does not split it
     ("New\xa0York NNP\n北京\u3000欢迎 VV\n".encode(), ["word", "pos"],
      ("<stream>", {"word": ["New\xa0York", "北京\u3000欢迎"], "pos": ["NNP", "VV"]}, [0, 2], [1])),

@@ -109,8 +109,8 @@ def _column_file(draw) -> tuple[bytes, int]:
 
 
 def _oracle(data: bytes, tags: list[str], is_token, put) -> str:
-    """The output line by line: every line, in order, token lines with their tag put in; a blank
-    line after a last sentence that none closes."""
+    """The output line by line: every line, in order, token lines with their tag put in; nothing
+    more (no blank line after a last sentence that none closes)."""
     if data.startswith(BOM):
         data = data[3:]
     t = data.decode("utf-8").replace("\r\n", "\n")
@@ -132,8 +132,6 @@ def _oracle(data: bytes, tags: list[str], is_token, put) -> str:
             if not line.strip(text.ASCII_WS) or line.isspace():
                 open_sentence = False
     assert i == len(tags)
-    if open_sentence:
-        out.append("")
     return "".join(line + "\n" for line in out)
 
 
@@ -227,7 +225,7 @@ def test_leading_blank_lines_docstart_and_runs_of_blank_lines():
     got, tags = _tag_output(io.BytesIO(data), "conll", ["word", "pos", "chunk"], 20_000,
                             optional=("chunk",))
     assert got == ("\n\n-DOCSTART- -X- O\n\nHe PRP T0é\nran VBD T1é\n\n\n\n-DOCSTART- -X- O\n\n"
-                   "OK UH T2é\n\n")
+                   "OK UH T2é\n")
 
 
 def test_tokens_lines_with_spaces_are_one_token():

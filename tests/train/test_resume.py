@@ -99,7 +99,8 @@ def test_continued_training_on_the_second_half_of_conll2000():
     first, second = train.select(range(half)), train.select(range(half, len(train)))
     common = dict(columns=["word", "pos", "chunk"], template="crfsuite", seed=0)
     full = Tagger.train(train, epochs=10, **common)
-    continued = Tagger.train(first, epochs=5, **common).partial_fit(second, epochs=5)
+    # the second half has a chunk type the first lacks (UCP): continued training adds it when asked
+    continued = Tagger.train(first, epochs=5, **common).partial_fit(second, epochs=5, add_labels=True)
     f_full, f_cont = full.score(str(folder / "test.txt")), continued.score(str(folder / "test.txt"))
     print(f"CoNLL-2000 F1: all of train {f_full:.4f}, half then the other half {f_cont:.4f}")
     assert f_cont >= f_full - 0.005
@@ -112,7 +113,7 @@ def test_continued_training_adds_and_predicts_new_labels():
     tags2 = [["B-VP", "B-ADVP"], ["B-VP", "B-PRT"]] * 5
     tagger = Tagger.train(first, tags1, columns=["word", "chunk"], template=["w[0]", "w[-1]"], epochs=3)
     assert "B-VP" not in tagger.labels_
-    tagger.partial_fit(second, tags2, epochs=5)
+    tagger.partial_fit(second, tags2, epochs=5, add_labels=True)
     assert tagger.tag(["ran", "away"]) == ["B-VP", "B-ADVP"]
     assert tagger.tag(["sat", "down"]) == ["B-VP", "B-PRT"]
     # labels_ are in the model's IOBES encoding: one-word chunks are S-
@@ -139,7 +140,7 @@ def test_continued_training_moves_old_weights_with_their_attributes(feature_set)
         return real(feats, y, state, **kw)
     tagger_module.train_perceptron = spy
     try:  # new words sort before and between the old ones, a new label sorts first
-        tagger.partial_fit([["a", "c"]], [["A", "X"]], epochs=1)
+        tagger.partial_fit([["a", "c"]], [["A", "X"]], epochs=1, add_labels=True)
     finally:
         tagger_module.train_perceptron = real
     for a in range(tagger.features_.n_state_attributes):

@@ -73,12 +73,15 @@
 
   function describe(model) {
     const parts = [];
-    if (model.columns && model.columns.length > 1) {
+    // a segmenter reads characters and its dictionary's columns, all made from the text itself: the
+    // user types plain text, so its columns are never asked for
+    if (model.endpoint === "/segment") {
+      parts.push("This model segments plain text into words (unspaced Chinese, one text per line): " +
+        "type the text as it is, no spaces or columns needed.");
+    } else if (model.columns && model.columns.length > 1) {
       const example = model.columns.join(VALUE_SEPARATOR);
       parts.push(`This model reads ${model.columns.length} values per token (${model.columns.join(", ")}): ` +
         `write each token as ${example}${isWordPos(model) ? ", e.g. Confidence|NN in|IN the|DT pound|NN" : ""}.`);
-    } else if (model.endpoint === "/segment") {
-      parts.push("This model segments unspaced Chinese text into words, line by line.");
     } else {
       parts.push(`Task: ${model.task}.`);
     }
@@ -88,7 +91,13 @@
       const shown = names.slice(0, 16).join(" ");
       parts.push(`${model.spans ? "Span types" : "Tags"}: ${shown}${names.length > 16 ? " …" : ""}`);
     }
-    if (!model.marginals) parts.push("(no confidence available)");
+    if (model.endpoint !== "/segment") {
+      if (!model.marginals) parts.push("(no confidence available)");
+      // the same note `structperc tag --marginals` prints for a model with no fitted temperature
+      else if (model.calibrated === false) {
+        parts.push("(confidences not calibrated: temperature 1, not fitted; run structperc calibrate)");
+      }
+    }
     return parts.join(" ");
   }
 
@@ -106,12 +115,12 @@
   }
 
   function placeholderFor(model) {
+    if (model.endpoint === "/segment") return "上海体育局召开会议";
     if (model.columns && model.columns.length > 1) {
       if (isWordPos(model)) return "One sentence per line, e.g.\nConfidence|NN in|IN the|DT pound|NN";
       const token = model.columns.join(VALUE_SEPARATOR);
       return `One sentence per line, e.g.\n${token} ${token} …`;
     }
-    if (model.endpoint === "/segment") return "上海体育局召开会议";
     return "One sentence per line, e.g.\nJuan Pérez vive en Madrid .";
   }
 
