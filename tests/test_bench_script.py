@@ -1,48 +1,80 @@
-"""`scripts/bench_crfsuite.py` fails with one line and a status, never a traceback, when it cannot run."""
+"""`scripts/bench/bench_crfsuite.py`, run as a user runs it (a process, from the repository root): it
+reports its ratios on a tiny corpus, and when it cannot run it says why in one line of its own and an exit
+status, never a traceback."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+import json
+import subprocess
+import sys
 
 import pytest
-from testkit import script_module
+from testkit import REPO, TOY, conll_text
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_crfsuite.py"
+SCRIPT = REPO / "scripts" / "bench" / "bench_crfsuite.py"
 
 
-@pytest.fixture()
-def bench():
-    with script_module(SCRIPT, "bench_crfsuite_under_test") as module:
-        yield module
+def run(*args: str, python: tuple[str, ...] = (sys.executable,), timeout: float = 300) \
+        -> subprocess.CompletedProcess:
+    return subprocess.run([*python, str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=REPO)
 
 
 @pytest.fixture()
 def corpus(tmp_path):
     path = tmp_path / "tiny.txt"
-    path.write_text("The DT B-NP\ncat NN I-NP\n\n", encoding="utf-8")
+    path.write_text(conll_text(TOY * 8), encoding="utf-8")
     return path
 
 
-def test_without_python_crfsuite(bench, corpus, monkeypatch, capsys):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(bench.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "pycrfsuite" else real(name, *a))
-    assert bench.main(["--train", str(corpus), "--test", str(corpus)]) == 2
-    err = capsys.readouterr().err
+def test_help_runs_from_the_repository_root():
+    done = run("--help")
+    assert done.returncode == 0, done.stderr
+    assert "--task" in done.stdout and "--feature-set" in done.stdout
+
+
+def test_missing_corpus(tmp_path):
+    absent = str(tmp_path / "absent.txt")
+    done = run("--train", absent, "--test", absent)
+    assert done.returncode == 2
+    assert done.stderr.startswith("bench_crfsuite: corpus not found: ") and absent in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_python_crfsuite(corpus):
+    # `python -S`: no site-packages, so no python-crfsuite; the check comes before anything else is imported
+    done = run("--train", str(corpus), "--test", str(corpus), python=(sys.executable, "-S"))
+    assert done.returncode == 2
+    err = done.stderr
     assert "python-crfsuite is not installed" in err and ".[bench]" in err and "Traceback" not in err
 
 
-def test_a_failing_worker_is_one_message(bench, corpus, monkeypatch, capsys):
-    monkeypatch.setattr(bench.importlib.util, "find_spec", lambda name, *a: object())
+def test_a_failing_step_is_one_message(tmp_path):
+    pytest.importorskip("pycrfsuite", reason="the benchmark needs the bench extra: pip install -e '.[bench]'")
+    ragged = tmp_path / "ragged.txt"  # `structperc train` refuses it: its first step fails
+    ragged.write_text("The DT B-NP\ncat NN\n\n", encoding="utf-8")
+    done = run("--train", str(ragged), "--test", str(ragged), "--repeat", "1", "--epochs", "1")
+    assert done.returncode == 1
+    first, *rest = done.stderr.splitlines()
+    assert first.startswith("bench_crfsuite: command failed with status 1: ") and " train " in first
+    assert any(line.startswith("Error: ") for line in rest)  # the failed command's own one line
+    assert "Traceback" not in done.stderr and done.stdout == ""
 
-    def fail(*args, **kwargs):
-        raise bench.BenchError("command failed with status 1: worker crf-train")
 
-    monkeypatch.setattr(bench, "run_benchmark", fail)
-    assert bench.main(["--train", str(corpus), "--test", str(corpus)]) == 1
-    assert capsys.readouterr().err.strip() == "bench_crfsuite: command failed with status 1: worker crf-train"
-
-
-def test_missing_corpus(bench, tmp_path, capsys):
-    assert bench.main(["--train", str(tmp_path / "absent.txt"), "--test", str(tmp_path / "absent.txt")]) == 2
-    assert "corpus not found" in capsys.readouterr().err
+@pytest.mark.slow
+def test_a_tiny_run_prints_every_ratio(corpus, tmp_path):
+    pytest.importorskip("pycrfsuite", reason="the benchmark needs the bench extra: pip install -e '.[bench]'")
+    out = tmp_path / "bench.json"
+    done = run("--train", str(corpus), "--test", str(corpus), "--repeat", "1", "--epochs", "2",
+               "--tag-repeat", "2", "--json", str(out), timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    rows = {row["label"]: row for row in payload["rows"]}
+    for label in ("train throughput, token·epochs/s", "end-to-end train wall, s", "tag throughput, test ×1, tok/s",
+                  "peak RSS train, MB (CRFsuite streaming)", "model size, MB"):
+        row = rows[label]
+        assert row["crf"] > 0 and row["sp"] > 0 and row["ratio"] == pytest.approx(row["sp"] / row["crf"])
+        assert row["verdict"] in ("PASS", "FAIL")
+        assert label in done.stdout
+    assert 0 < payload["sp_f1"] <= 1 and 0 < payload["crf_f1"] <= 1
+    assert payload["sp_eval_f1"] == pytest.approx(payload["sp_f1"], abs=1e-6)  # `structperc eval` agrees

@@ -4,10 +4,7 @@ star-imports it): several folders have a conftest.py, and pytest imports each as
 ``conftest``, so ``from conftest import`` could find another folder's."""
 from __future__ import annotations
 
-import contextlib
 import gzip
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -38,19 +35,6 @@ DOC_TRAIN = [s for name in ["Castaño", "Pérez", "Gómez", "Ruiz", "Díaz", "So
 CWS_TRAIN = ["上海 体育局 召开 会议", "我 爱 北京 天安门", "北京 体育局 召开 大会", "我们 爱 上海",
              "２０２４ 年 ， 我们 去 北京 。", "ABC 公司 😀 𠀋"]
 
-
-
-@contextlib.contextmanager
-def script_module(path: Path, name: str):
-    """``scripts/NAME.py`` imported as a module for a test (and forgotten after it)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        del sys.modules[spec.name]
 
 def conll_text(sentences, sep: str = " ", newline: str = "\n") -> str:
     """CoNLL text of sentences given as lists of tuples (one blank line after each sentence)."""

@@ -1,15 +1,15 @@
 #!/usr/bin/env python
-"""Two-stage NER (Krishnan & Manning 2006) on CoNLL-2002 (issue #20): a first-stage tagger's *predicted*
+"""Two-stage NER (Krishnan & Manning 2006) on CoNLL-2002: a first-stage tagger's *predicted*
 labels of the other occurrences of a token / entity string, in a window of sentences and corpus-wide, as
 columns of a second-stage tagger. Entity F1 on esp.testa (the dev set) per variant, epoch and seed;
 ``--test`` adds esp.testb (the test set) for one variant and the default, once.
 
-    python scripts/study_ner_twopass.py                                  # round 1, K=2, seeds 0-2
-    python scripts/study_ner_twopass.py --variants tokd1,tokd+entd --folds 5  # K=5 stage-1 folds
-    python scripts/study_ner_twopass.py --variants tokd1 --window 50      # document window ±50
-    python scripts/study_ner_twopass.py --variants tokd1 --gold-train    # no stage-1 folds (cheap)
-    python scripts/study_ner_twopass.py --test tokd1 --test-epochs 8     # + esp.testb, after the choices
-    python scripts/study_ner_twopass.py --lang ned --first-epochs 13 --epochs 13 --variants base2,tokd1
+    python scripts/studies/study_ner_twopass.py                                  # round 1, K=2, seeds 0-2
+    python scripts/studies/study_ner_twopass.py --variants tokd1,tokd+entd --folds 5  # K=5 stage-1 folds
+    python scripts/studies/study_ner_twopass.py --variants tokd1 --window 50      # document window ±50
+    python scripts/studies/study_ner_twopass.py --variants tokd1 --gold-train    # no stage-1 folds (cheap)
+    python scripts/studies/study_ner_twopass.py --test tokd1 --test-epochs 8     # + esp.testb, after the choices
+    python scripts/studies/study_ner_twopass.py --lang ned --first-epochs 13 --epochs 13 --variants base2,tokd1
 
 The variants of a round are in `STUDIED` / `ROUND2`; ``--cache DIR`` keeps the stage-1 tags per seed
 and K so later rounds do not retrain stage 1.
@@ -52,7 +52,7 @@ from structperc.features.templates import preset
 from structperc.io.conll import read_corpus
 from structperc.io.corpus import Corpus
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2002"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2002"
 COLUMNS = ("word", "pos", "ner")
 BLOCK = 200
 TYPE_ORDER = ("PER", "LOC", "ORG", "MISC", "O")  # ties between majority types break in this order

@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""The NER lever study of issue #20 on CoNLL-2002 Spanish: entity F1 on esp.testa (the development set)
+"""The NER lever study on CoNLL-2002 Spanish: entity F1 on esp.testa (the development set)
 per template variant, epoch and seed; ``--test`` adds esp.testb (the test set) for the chosen variant and
 the default, once.
 
-    python scripts/study_ner.py                        # every variant, seeds 0-2, epochs 1-12
-    python scripts/study_ner.py --variants base,docs --seeds 0,1,2,3 --epochs 14
-    python scripts/study_ner.py --test chosen          # + testb of `chosen` and `base` at their epochs
+    python scripts/studies/study_ner.py                        # every variant, seeds 0-2, epochs 1-12
+    python scripts/studies/study_ner.py --variants base,docs --seeds 0,1,2,3 --epochs 14
+    python scripts/studies/study_ner.py --test chosen          # + testb of `chosen` and `base` at their epochs
 
 Each run trains once with esp.testa as ``dev`` and reads the dev F1 of every epoch from the epoch reports:
 the averaged weights after epoch e are the model that ``epochs=e`` trains (same seed, same order), so one
@@ -32,7 +32,7 @@ from structperc.features import dictionary
 from structperc.features.templates import preset
 from structperc.labels import transition_mask
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2002"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2002"
 
 #: Template lines each variant adds to the ``ner`` preset.
 ADDITIONS: dict[str, list[str]] = {
@@ -63,7 +63,7 @@ COMBOS = {
     "gaztx+docp": ["gaztx", "docp"],
 }
 
-#: The variants of the issue #20 report (``/b1``: today's sentence-wise folds; ``/bN``: blocks).
+#: The variants of the study's report (``/b1``: today's sentence-wise folds; ``/bN``: blocks).
 STUDIED = ["base/b1", "base/b50", "base/b200", "base/b500", "base/b1000"] \
     + [f"{v}/b1" for v in ("gazw", "gazt", "gazn", "gaza", "docp", "docs", "case2", "gazt+docp", "gaztx", "gazt0")] \
     + ["gazt/b50", "gazt/b200"]

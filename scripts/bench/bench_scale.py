@@ -1,10 +1,10 @@
 #!/usr/bin/env python
-"""Iterative parameter mixing (issue 19): accuracy by number of shards, and wall time by workers.
+"""Iterative parameter mixing: accuracy by number of shards, and wall time by workers.
 
-    python scripts/bench_scale.py                               # everything below, defaults
-    python scripts/bench_scale.py --skip-wall --shards 1,2,4,8  # accuracy only
-    python scripts/bench_scale.py --skip-accuracy --repeats 3   # wall times only
-    python scripts/bench_scale.py --skip-wall --mixing uniform,mistakes --refit no   # the default mixing
+    python scripts/bench/bench_scale.py                               # everything below, defaults
+    python scripts/bench/bench_scale.py --skip-wall --shards 1,2,4,8  # accuracy only
+    python scripts/bench/bench_scale.py --skip-accuracy --repeats 3   # wall times only
+    python scripts/bench/bench_scale.py --skip-wall --mixing uniform,mistakes --refit no   # the default mixing
 
 Accuracy (nothing is chosen on a test file): CoNLL-2000 chunking (``--columns word,pos,chunk``,
 the chunk task's defaults) trained as ``structperc train --dev-split 0.1 --workers N`` does: a
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 CONLL = CORPORA / "conll2000"
 SXU = CORPORA / "sighan2008_sxu"
 EPOCH_LINE = re.compile(r"^epoch (\d+)/(\d+) .* ([0-9.]+) s ")

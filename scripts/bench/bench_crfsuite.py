@@ -45,7 +45,7 @@ fresh subprocess, run one after another because the machine is small and shared)
 A further task is an entry in ``TASKS`` plus, if its features differ, a feature function in
 ``_bench_crfsuite_worker.FEATURES``.
 
-    python scripts/bench_crfsuite.py [--task chunk|ner|pos|cws] [--repeat 3] [--tag-repeat 5]
+    python scripts/bench/bench_crfsuite.py [--task chunk|ner|pos|cws] [--repeat 3] [--tag-repeat 5]
                                      [--json out.json]
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).resolve().parent / "_bench_crfsuite_worker.py"
 
 
@@ -159,7 +159,7 @@ TASKS: dict[str, TaskConfig] = {
         # the gazetteer column only if the template read `gaz`, which this one does not).
         sp_train_args=("--task", "ner", "--encoding", "iob2", "--unconstrained"),
         sp_api_params=(("task", "ner"), ("encoding", "iob2"), ("constrained", False)),
-        tag_target=3.0,  # issue 5: ≥ 3× in training and tagging
+        tag_target=3.0,  # ≥ 3× in training and tagging
         notes=("template: the sklearn-crfsuite tutorial's word2features on both sides (bias, lower, "
                "suffix3, suffix2, isupper/istitle/isdigit, POS and POS[:2]; lower/istitle/isupper/POS/"
                "POS[:2] of the previous and next word). Differences: CRFsuite adds BOS/EOS flags and "
@@ -177,7 +177,7 @@ TASKS: dict[str, TaskConfig] = {
         crf_features="pos", crf_fields=("w=2", "y=4"), crf_label="y", crf_input_fields=("w=2",),
         fmt="conllu", metric="accuracy", eval_key=("accuracy",),
         sp_train_args=("--task", "pos"), sp_api_params=(("task", "pos"),),
-        tag_target=3.0,  # issue 5: ≥ 3× in training and tagging
+        tag_target=3.0,  # ≥ 3× in training and tagging
         notes=("template: the sklearn-crfsuite tutorial's word features without POS (bias, lower, "
                "suffix3, suffix2, isupper/istitle/isdigit; lower/istitle/isupper of ±1) on both "
                "sides; CRFsuite adds BOS/EOS flags, structperc reads __BOS__/__EOS__ padding. Tags: "
@@ -197,7 +197,7 @@ TASKS: dict[str, TaskConfig] = {
                "B/M/E/S; structperc's cws task decodes with B/M/E/S transition constraints, CRFsuite "
                "without.",
                "tagging = segmentation: raw lines (the test file's words joined) → one segmented line "
-               "each, start-up included; throughput in characters/s (target ≥ 3×, per its issue).",),
+               "each, start-up included; throughput in characters/s (target ≥ 3×).",),
     ),
 }
 
@@ -491,13 +491,13 @@ def run_benchmark(cfg: TaskConfig, train: Path, test: Path, args, work: Path) ->
             runs.setdefault("sp_preset_seg_big", [])
             preset_model = work / "sp_preset"
             if r == 0:
-                steps.append(("sp_preset_train", lambda: sp_train_cli(
-                    cfg, train, preset_model, args.epochs, warm_cache, cli_args=["--task", "cws"])))
-                steps.append(("sp_preset_seg_test", lambda: sp_tag(
-                    preset_model, source, work / "sp_preset_test.out", n_test, warm_cache, True)))
+                steps.append(("sp_preset_train", lambda m=preset_model: sp_train_cli(
+                    cfg, train, m, args.epochs, warm_cache, cli_args=["--task", "cws"])))
+                steps.append(("sp_preset_seg_test", lambda m=preset_model: sp_tag(
+                    m, source, work / "sp_preset_test.out", n_test, warm_cache, True)))
                 runs["sp_preset_seg_test"] = []
-            steps.append(("sp_preset_seg_big", lambda: sp_tag(
-                preset_model, big, work / "sp_preset_big.out", n_big, warm_cache, True)))
+            steps.append(("sp_preset_seg_big", lambda m=preset_model: sp_tag(
+                m, big, work / "sp_preset_big.out", n_big, warm_cache, True)))
         for name, step in steps:
             runs[name].append(step())
             log(f"{tag} {name}: {runs[name][-1]['wall']:.2f} s wall")
@@ -654,9 +654,10 @@ def format_details(raw: dict, args, cfg: TaskConfig = TASKS["chunk"]) -> str:
 
 
 def environment() -> dict:
+    from importlib.metadata import version
+
     import numpy
     import pycrfsuite  # noqa: F401
-    from importlib.metadata import version
     return {"python": platform.python_version(), "platform": platform.platform(),
             "cpus": os.cpu_count(), "numpy": numpy.__version__,
             "python-crfsuite": version("python-crfsuite"), "structperc": version("structperc"),

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Partial-label training on CoNLL-2000 (issue 16, acceptance 5): test F1 when a seeded share of the
+"""Partial-label training on CoNLL-2000: test F1 when a seeded share of the
 training tags is replaced by ``?``, against the baseline that drops every sentence with a hidden tag.
 
-    python scripts/bench_partial.py                     # 0/25/50/75 % hidden, seed 0
-    python scripts/bench_partial.py --rates 50 --seed 1
+    python scripts/bench/bench_partial.py                     # 0/25/50/75 % hidden, seed 0
+    python scripts/bench/bench_partial.py --rates 50 --seed 1
 
 Protocol (nothing is chosen on the test set): for each rate, exactly round(rate * n_tokens) training
 tokens, drawn uniformly without replacement with a fixed seed, get the tag ``?``; the file is written
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2000"
+ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2000"
 
 
 def read_sentences(path: Path) -> list[list[list[str]]]:

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Bounded load test of `structperc serve` (issue 18) on loopback: throughput, latency and memory of a POS model.
+"""Bounded load test of `structperc serve` on loopback: throughput, latency and memory of a POS model.
 
-    python scripts/load_serve.py                          # trains a POS model on UD EWT, starts a server
-    python scripts/load_serve.py --model DIR --concurrency 16 --marginals
-    python scripts/load_serve.py --url http://127.0.0.1:8000 --server-pid 1234   # a running server
+    python scripts/bench/load_serve.py                          # trains a POS model on UD EWT, starts a server
+    python scripts/bench/load_serve.py --model DIR --concurrency 16 --marginals
+    python scripts/bench/load_serve.py --url http://127.0.0.1:8000 --server-pid 1234   # a running server
 
 Every phase stops by itself at a fixed request count or a fixed duration (at most 60 s), whichever
 comes first, so the whole run ends on its own. Only 127.0.0.1 is ever contacted.
@@ -20,7 +20,7 @@ comes first, so the whole run ends on its own. Only 127.0.0.1 is ever contacted.
 
 Printed per phase: requests, errors (and the first one), wall time, requests/s, sentences/s, tokens/s,
 latency p50/p90/p99/max, client and server CPU seconds, and the server's resident memory (VmRSS of the
-server process and its children) at the start, middle and end. Then the goal of issue 18 for the
+server process and its children) at the start, middle and end. Then the service's goal for the
 single-sentence phase: >= 200 requests/s, p99 < 50 ms, no errors (PASS/FAIL; the exit status stays 0:
 it is a measurement). ``--json`` also prints the summary as one JSON object.
 
@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "ud_en_ewt"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "ud_en_ewt"
 HOST = "127.0.0.1"
 MAX_DURATION = 60.0
 #: Seconds one request may take before it counts as an error (bounds a phase to duration + this).
@@ -419,7 +419,7 @@ def report(r: PhaseResult) -> str:
 
 
 def goal(r: PhaseResult) -> tuple[bool, str]:
-    """Issue 18's goal for single-sentence requests, and its line."""
+    """The service's goal for single-sentence requests, and its line."""
     p99 = r.latency_ms["p99"]
     ok = r.req_per_s >= GOAL_RPS and p99 < GOAL_P99_MS and r.errors == 0 and r.requests > 0
     line = (f"single-sentence: {r.req_per_s:.1f} req/s (goal >= {GOAL_RPS:.0f}), p99 {p99:.1f} ms "

@@ -1,4 +1,4 @@
-"""The 6-tag set (issue #20) on SIGHAN 2008 SXU: a segmenter learning in B/M/E/S against one learning in
+"""The 6-tag set on SIGHAN 2008 SXU: a segmenter learning in B/M/E/S against one learning in
 B, B2, B3, M, E, S (Zhao et al. 2006; ``Segmenter(encoding="bmes6")``), scored on a held-out tenth of the
 training file, never on test.
 
@@ -8,9 +8,9 @@ of ``--epochs`` epochs is kept), and the held-out sentences are then scored like
 and IV recall against the nine tenths' words), as in ``study_cws.py`` and ``study_av.py``. Training
 seconds are the whole fit's (dictionary jackknife, featurizing, the epochs).
 
-    python scripts/study_tag6.py                                    # cws preset, both encodings, seeds 0,1,2
-    python scripts/study_tag6.py --templates cws,hanlp-cws --seeds 0
-    python scripts/study_tag6.py --no-dev --test cws:bmes6          # test figure of it and of the default, once
+    python scripts/studies/study_tag6.py                                    # cws preset, both encodings, seeds 0,1,2
+    python scripts/studies/study_tag6.py --templates cws,hanlp-cws --seeds 0
+    python scripts/studies/study_tag6.py --no-dev --test cws:bmes6          # test figure of it and of the default, once
 """
 from __future__ import annotations
 
@@ -19,14 +19,13 @@ import os
 import sys
 
 import numpy as np
+from heldout import emitter, held_out_run
+from heldout import test_run as scored_on_test
 
 from structperc import Segmenter
 from structperc.io.segmented import read_segmented_corpus
 
-from cws_study import emitter, held_out_run
-from cws_study import test_run as scored_on_test
-
-CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "sighan2008_sxu")
+CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "sighan2008_sxu")
 ENCODINGS = ("bmes", "bmes6")
 DEFAULT = "cws:bmes"
 

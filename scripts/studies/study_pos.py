@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""The POS lever study (issue 20): UD English-EWT UPOS accuracy of template variants on the dev file.
+"""The POS lever study: UD English-EWT UPOS accuracy of template variants on the dev file.
 
-    python scripts/study_pos.py                       # every variant, seeds 0 1 2, dev figures only
-    python scripts/study_pos.py --variants default,+amb+lamb --seeds 0 --curves
-    python scripts/study_pos.py --variants none --ensemble +amb+lamb --ensemble-epochs 10   # seed averaging
-    python scripts/study_pos.py --variants none --timing 3       # training time, default vs the chosen one
-    python scripts/study_pos.py --variants none --test           # the test figure of the chosen variant and
+    python scripts/studies/study_pos.py                       # every variant, seeds 0 1 2, dev figures only
+    python scripts/studies/study_pos.py --variants default,+amb+lamb --seeds 0 --curves
+    python scripts/studies/study_pos.py --variants none --ensemble +amb+lamb --ensemble-epochs 10   # seed averaging
+    python scripts/studies/study_pos.py --variants none --timing 3       # training time, default vs the chosen one
+    python scripts/studies/study_pos.py --variants none --test           # the test figure of the chosen variant and
                                                                  # of the default (once, at the end)
 
 Protocol (nothing is chosen on test):
@@ -14,7 +14,7 @@ Protocol (nothing is chosen on test):
   tag_dictionary=True).fit(train, dev=dev)``: the dev file picks the epoch (as the README's measured
   command does); the table gives the dev accuracy of that epoch without the tag dictionary (the
   probe's figure) and with it (the dictionary's settings are its defaults, min_count 2 and threshold
-  0.01, chosen on the dev file in issue 16), and the epoch picked; means over ``--seeds``;
+  0.01, chosen on the dev file), and the epoch picked; means over ``--seeds``;
 * the seed-averaging rows (``structperc.ensemble.train_seed_average``) have no dev set inside: their
   number of epochs is fixed beforehand (``--ensemble-epochs``, read off the single-seed curves);
 * ``--test`` scores the test file once for `CHOSEN` and for ``default``.
@@ -33,7 +33,7 @@ import time
 import unicodedata
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "ud_en_ewt"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "ud_en_ewt"
 
 # ----------------------------------------------------------------------------- extra value functions
 _SUFFIXES = sorted(
@@ -145,7 +145,7 @@ def register() -> None:
 def _pos_default() -> list[str]:
     from structperc.features.templates import preset
 
-    # the preset before #20: without the ambiguity-class lines this study chose
+    # the preset before this study: without the ambiguity-class lines this study chose
     return [line for line in preset("pos") if "amb[" not in line]
 
 

@@ -1,4 +1,4 @@
-"""The CWS lever study of issue #20 on SIGHAN 2008 SXU: template variants scored on a held-out tenth
+"""The CWS lever study on SIGHAN 2008 SXU: template variants scored on a held-out tenth
 of the training file, never on test.
 
 The held-out tenth is the one ``--dev-split 0.1`` holds out (the same permutation of the training
@@ -9,9 +9,9 @@ OOV recall against the nine tenths' words. With ``--test`` the chosen variant an
 also trained on all of train (``--dev-split 0.1`` picking the epoch, the README's command) and scored
 once on test.txt.
 
-    python scripts/study_cws.py                      # every variant, seeds 0,1,2, 15 epochs (~10 min alone)
-    python scripts/study_cws.py --variants default,lexsets --seeds 0
-    python scripts/study_cws.py --no-dev --variants default,noatomic --test noatomic   # test, once
+    python scripts/studies/study_cws.py                      # every variant, seeds 0,1,2, 15 epochs (~10 min alone)
+    python scripts/studies/study_cws.py --variants default,lexsets --seeds 0
+    python scripts/studies/study_cws.py --no-dev --variants default,noatomic --test noatomic   # test, once
 
 Variants reading the opt-in columns of `structperc.features.lexicon` (``lexbs`` …) train with
 dictionaries that write them (`columns_for`); ``noatomic*`` variants segment without the Latin/digit
@@ -28,18 +28,17 @@ from typing import Iterator
 from unittest import mock
 
 import numpy as np
+from heldout import add_common_options, emitter, held_out_run
+from heldout import test_run as scored_on_test
 
 import structperc.segmenter
 from structperc import Segmenter
 from structperc.features.lexicon import EXTRA_COLUMNS, LexiconLearner
-from structperc.pipeline import template_columns
 from structperc.features.templates import CWS, CWS_CHARS
 from structperc.io.segmented import read_segmented_corpus
+from structperc.pipeline import template_columns
 
-from cws_study import add_common_options, emitter, held_out_run
-from cws_study import test_run as scored_on_test
-
-CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "sighan2008_sxu")
+CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "sighan2008_sxu")
 
 #: Boundary n-grams: the character trigram around the boundary before c[0], and the one after it.
 TRIGRAM = ["c[-1]|c[0]|c[1]"]

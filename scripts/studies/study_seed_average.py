@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""Seed averaging (`structperc.ensemble.train_seed_average`) on held-out chunking (issue 20's lever list).
+"""Seed averaging (`structperc.ensemble.train_seed_average`) on held-out chunking.
 
-    python scripts/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
+    python scripts/studies/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
 
 Protocol (nothing is chosen on a test file): CoNLL-2000 train.txt split as ``--dev-split 0.1`` splits it
 (the seeded tenth held out, the same permutation as `structperc.fitting.fit`'s); each seed's tagger and the
@@ -17,21 +17,18 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+from heldout import split
 
-CONLL = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2000"
+CONLL = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2000"
 
 
-def split(path: Path, fraction: float, seed: int, out: Path) -> tuple[Path, Path]:
-    """The kept and held-out sentences of ``path``, as `structperc.fitting.fit` splits them."""
-    sents = path.read_text(encoding="utf-8").strip().split("\n\n")
-    order = np.random.default_rng(seed).permutation(len(sents))
-    n_dev = max(1, int(round(fraction * len(sents))))
-    held, kept = np.sort(order[:n_dev]), np.sort(order[n_dev:])
+def write_split(path: Path, fraction: float, seed: int, out: Path) -> tuple[Path, Path]:
+    """The kept and held-out sentences of ``path`` (as ``dev_split`` cuts them: `heldout.split`), as files."""
+    kept, held = split(path.read_text(encoding="utf-8").strip().split("\n\n"), seed, fraction)
     files = []
-    for name, rows in (("kept.txt", kept), ("held.txt", held)):
+    for name, sents in (("kept.txt", kept), ("held.txt", held)):
         f = out / name
-        f.write_text("\n\n".join(sents[i] for i in rows) + "\n\n", encoding="utf-8")
+        f.write_text("\n\n".join(sents) + "\n\n", encoding="utf-8")
         files.append(f)
     return files[0], files[1]
 
@@ -47,7 +44,7 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     params = dict(task="chunk", columns=["word", "pos", "chunk"])
     with tempfile.TemporaryDirectory() as tmp:
-        kept, held = split(CONLL / "train.txt", 0.1, args.split_seed, Path(tmp))
+        kept, held = write_split(CONLL / "train.txt", 0.1, args.split_seed, Path(tmp))
         singles = []
         for s in seeds:
             started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Study: Brown-cluster prefix templates on UD English-EWT UPOS (issue #20, the clusters lever).
+"""Study: Brown-cluster prefix templates on UD English-EWT UPOS.
 
 Protocol: clusters are learnt from the *training* file's words (no other raw text is on this machine),
 the variants are scored on en_ewt-ud-dev.conllu (which also picks the epoch), and only with ``--test``
@@ -7,11 +7,11 @@ text are not the unlabelled data of the published results (Koo et al. 2008, Owop
 gain there comes from words the labelled data never shows; here every clustered word was seen in
 training, so expect little.
 
-The cluster columns reach the tagger through the learnt-dictionary hook: `fitting.dictionary_learner`
-is wrapped to give every fit the clusters file (what ``structperc train --clusters FILE`` does with its
-file), so the map also annotates the dev and test files at scoring time.
+The cluster columns reach the tagger as ``structperc train --clusters FILE`` gives them
+(``Tagger.fit(..., clusters=FILE)``): the model keeps the map, so it also annotates the dev and test files
+at scoring time.
 
-    python scripts/study_clusters.py [--clusters 100] [--min-count 2] [--epochs 20] [--seeds 0]
+    python scripts/studies/study_clusters.py [--clusters 100] [--min-count 2] [--epochs 20] [--seeds 0]
                                      [--paths clusters.txt] [--variants default,clusters] [--test]
 """
 from __future__ import annotations
@@ -20,18 +20,19 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 
-import structperc.fitting as fitting
 from structperc import Tagger
-from structperc.features.clusters import learn_clusters, raw_sentences, read_paths, write_paths
+from structperc.features.clusters import learn_clusters, raw_sentences, write_paths
 from structperc.features.templates import preset
 from structperc.io.output import output_stream
 
-EWT = "/work/shared/corpora/ud_en_ewt"
+EWT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "corpora",
+                   "ud_en_ewt")
 TRAIN, DEV, TEST = (f"{EWT}/en_ewt-ud-{part}.conllu" for part in ("train", "dev", "test"))
 CLUSTER_TEMPLATES = ["clu4[0]", "clu6[0]", "clu10[0]", "clu[0]"]
-#: The POS preset this study measured against: the one before #20 added ambiguity classes.
+#: The POS preset this study measured against: the one before the ambiguity classes (`study_pos.py`) joined it.
 BASE = [line for line in preset("pos") if "amb[" not in line]
 VARIANTS = {
     "default": BASE,
@@ -50,25 +51,29 @@ def training_text(path: str, out: str) -> None:
             fh.write(" ".join(sent) + "\n")
 
 
-def cluster_map(args: argparse.Namespace):
+def cluster_file(args: argparse.Namespace) -> str:
+    """A Brown clusters paths file: ``--paths`` when it exists, else learnt from the training text (and
+    written to ``--paths``, or beside the raw text in the temporary folder)."""
     if args.paths and os.path.exists(args.paths):
         print(f"clusters: reading {args.paths}", file=sys.stderr)
-        return read_paths(args.paths)
-    raw = (args.paths or "/tmp/ewt_clusters") + ".raw.txt"
+        return args.paths
+    base = args.paths or os.path.join(tempfile.gettempdir(), "ewt_clusters")
+    raw = base + ".raw.txt"
     training_text(TRAIN, raw)
     start = time.perf_counter()
     clusters = learn_clusters(raw_sentences(raw), args.clusters, args.min_count, progress=True)
     print(f"clusters: {len(clusters.paths)} words, {clusters.n_clusters} clusters, "
           f"{time.perf_counter() - start:.0f} s", file=sys.stderr)
-    if args.paths:
-        with output_stream(args.paths) as fh:
-            write_paths(clusters, fh)
-    return clusters
+    path = args.paths or base + ".paths"
+    with output_stream(path) as fh:
+        write_paths(clusters, fh)
+    return path
 
 
-def run(lines: list[str], seed: int, epochs: int, test: bool) -> dict:
+def run(lines: list[str], seed: int, epochs: int, test: bool, clusters: str | None) -> dict:
     start = time.perf_counter()
-    tagger = Tagger(task="pos", template=lines, epochs=epochs, seed=seed, folds=1).fit(TRAIN, dev=DEV)
+    tagger = Tagger(task="pos", template=lines, epochs=epochs, seed=seed, folds=1).fit(TRAIN, dev=DEV,
+                                                                                        clusters=clusters)
     seconds = time.perf_counter() - start
     out = {"dev": 100 * tagger.evaluate(DEV)["accuracy"], "best_epoch": tagger.best_epoch_, "seconds": seconds}
     if test:
@@ -87,16 +92,13 @@ def main() -> None:
     ap.add_argument("--test", action="store_true", help="Also score the test file (default and 'clusters').")
     args = ap.parse_args()
     names = args.variants.split(",")
-    if any(name != "default" for name in names):
-        clusters = cluster_map(args)
-        original = fitting.dictionary_learner
-        fitting.dictionary_learner = lambda corpus, task, lines, base, unknown="?", _=None: \
-            original(corpus, task, lines, base, unknown, clusters)
+    clusters = cluster_file(args) if any(name != "default" for name in names) else None
     seeds = [int(s) for s in args.seeds.split(",")]
     print(f"| variant | seeds | dev UPOS (mean) | per seed | best epochs | train s |{' test |' if args.test else ''}")
     print(f"|---|---|---|---|---|---|{'---|' if args.test else ''}")
     for name in names:
-        results = [run(VARIANTS[name], seed, args.epochs, args.test) for seed in seeds]
+        results = [run(VARIANTS[name], seed, args.epochs, args.test, clusters if name != "default" else None)
+                   for seed in seeds]
         dev = [r["dev"] for r in results]
         row = (f"| {name} | {args.seeds} | {statistics.mean(dev):.2f} | {' '.join(f'{d:.2f}' for d in dev)} | "
                f"{' '.join(str(r['best_epoch']) for r in results)} | "

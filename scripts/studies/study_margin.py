@@ -1,30 +1,28 @@
 #!/usr/bin/env python
-"""The training lever study (issue 20): the structured margin perceptron and passive-aggressive steps
-against the default averaged perceptron, on held-out data of the four corpora.
+"""The training lever study: the structured margin perceptron and passive-aggressive steps against
+the default averaged perceptron, on held-out data of the four corpora.
 
-    python scripts/study_margin.py                                  # every corpus and variant, seed 0
-    python scripts/study_margin.py --corpora chunk,esp --variants default,m1 --seeds 0,1
-    python scripts/study_margin.py --test --chosen pa1              # + the test figure of the chosen
+    python scripts/studies/study_margin.py                          # every corpus and variant, seed 0
+    python scripts/studies/study_margin.py --corpora chunk,esp --variants default,m1 --seeds 0,1
+    python scripts/studies/study_margin.py --test --chosen pa1      # + the test figure of the chosen
                                                                     # variant and of the default (once)
-    python scripts/study_margin.py --bench --corpora chunk          # training time of each variant
+    python scripts/studies/study_margin.py --bench --corpora chunk  # training time of each variant
 
 Variants (`VARIANTS`): ``default`` (margin 0, perceptron steps: today's epoch), ``m0.5`` / ``m1``
 (cost-augmented decoding with margin ρ = 0.5 / 1: Viterbi over s(y') + ρ·Hamming(y, y'), perceptron
 steps; ``m2``: ρ = 2), ``pa0.1`` / ``pa1`` / ``pa0.01`` (PA-I steps, C = 0.1 / 1 / 0.01, ρ = 0:
 CRFsuite's ``pa``), ``m1pa1`` (ρ = 1 and PA-I with C = 1: the max-loss step on the structured hinge).
 
-Protocol (nothing is chosen on a test set): every variant has the corpus's epoch budget (`CORPORA`) and
-the best epoch by the held-out score:
+Protocol (nothing is chosen on a test set): every variant has the corpus's epoch budget (the task's, or
+``--epochs``) and the best epoch by the held-out score (`heldout.corpora`):
 
 * chunk: CoNLL-2000 train.txt, ``Tagger(task="chunk", dev_split=0.1)`` (the held-out tenth, span F1);
 * sxu: SIGHAN 2008 SXU train.txt, ``Segmenter(dev_split=0.1)`` (word F1 of the tenth);
 * esp: CoNLL-2002 esp.train, ``Tagger(task="ner")`` with ``dev=esp.testa`` (entity F1);
 * ewt: UD EWT train, ``Tagger(task="pos")`` with ``dev=en_ewt-ud-dev`` (UPOS accuracy).
 
-The variants are the estimators' own ``margin``/``step``/``C`` parameters (an earlier version wrapped
-`structperc.fitting.train_perceptron` instead, which the parameters' explicit defaults then overrode: every
-variant ran as the default); dev-only runs skip the refit on the whole training file (``refit=False``;
-the figure is the probe's). Time is the trainer's (sum of
+The variants are the estimators' own ``margin``/``step``/``C`` parameters; dev-only runs skip the refit
+on the whole training file (``refit=False``; the figure is the probe's). Time is the trainer's (sum of
 its epochs' seconds, dev scoring excluded); the ratio is to the default's on the same corpus and seed.
 Rows are appended to ``--out`` (JSON lines) as they finish, so a long study can be resumed or split.
 """
@@ -33,10 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from lever_study import CORPORA, fresh_state, training_arrays
+from heldout import CORPORA, add_lever_options, corpora, estimator, fresh_state, training_arrays
 
 VARIANTS = {
     "default": {},
@@ -50,30 +49,14 @@ VARIANTS = {
 }
 
 
-def run(corpus: str, variant: str, seed: int, test: bool = False) -> dict:
+def run(spec: dict, corpus: str, variant: str, seed: int, test: bool = False, epochs: int | None = None) -> dict:
     """Train one variant on one corpus; the best held-out score, its epoch, the trainer's seconds, and
     (``test``) the test score of the final model (the refit one where the held-out slice is a split)."""
-    import structperc.fitting as fitting
-    from structperc import Segmenter, Tagger
-
-    spec = CORPORA[corpus]
-    original_fit = fitting.fit
-    if not test:
-        def probe_only(*args, **kwargs):
-            kwargs["params"] = {**kwargs["params"], "refit": False}
-            return original_fit(*args, **kwargs)
-        fitting.fit = probe_only
     reports: list = []
-    try:
-        started = time.perf_counter()
-        if spec["kind"] == "segmenter":
-            model = Segmenter(seed=seed, **spec["params"], **VARIANTS[variant])
-        else:
-            model = Tagger(seed=seed, **spec["params"], **VARIANTS[variant])
-        model.fit(str(spec["train"]), dev=str(spec["dev"]) if "dev" in spec else None, callback=reports.append)
-        wall = time.perf_counter() - started
-    finally:
-        fitting.fit = original_fit
+    started = time.perf_counter()
+    model = estimator(spec, seed=seed, refit=test, **({"epochs": epochs} if epochs else {}), **VARIANTS[variant])
+    model.fit(str(spec["train"]), dev=str(spec["dev"]) if "dev" in spec else None, callback=reports.append)
+    wall = time.perf_counter() - started
     probe = [r for r in reports if r.dev_score is not None]
     best = max(probe, key=lambda r: r.dev_score)  # the first of equal scores, as the trainer keeps it
     row = {"corpus": corpus, "variant": variant, "seed": seed, "dev": 100 * best.dev_score,
@@ -85,13 +68,13 @@ def run(corpus: str, variant: str, seed: int, test: bool = False) -> dict:
     return row
 
 
-def bench(corpus: str, variants: list[str], epochs: int = 3, rounds: int = 3) -> str:
+def bench(spec: dict, corpus: str, variants: list[str], epochs: int = 3, rounds: int = 3) -> str:
     """Training seconds of each variant on one corpus's featurized training data (featurized once),
     the variants interleaved ``rounds`` times so that the machine's load falls on all of them alike;
     the fastest round of each, and its ratio to the default's."""
     from structperc.train import perceptron
 
-    held = training_arrays(corpus)
+    held = training_arrays(spec)
     times: dict = {v: [] for v in variants}
     for _ in range(rounds):
         for v in variants:
@@ -140,7 +123,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpora", default=",".join(CORPORA))
     ap.add_argument("--variants", default="default,m0.5,m1,pa0.1,pa1")
@@ -151,11 +134,16 @@ def main() -> None:
     ap.add_argument("--table-only", action="store_true", help="print the table of --out, run nothing")
     ap.add_argument("--bench", action="store_true",
                     help="time the --variants on each of --corpora (featurized once, interleaved), run nothing else")
-    args = ap.parse_args()
+    add_lever_options(ap)
+    args = ap.parse_args(argv)
+    specs = corpora(args.corpora_dir)
+    unknown = sorted(set(args.corpora.split(",")) - set(specs))
+    if unknown:
+        ap.error(f"unknown corpus {', '.join(unknown)} (one of {', '.join(specs)})")
     if args.bench:
         for corpus in args.corpora.split(","):
-            print(bench(corpus, args.variants.split(",")), flush=True)
-        return
+            print(bench(specs[corpus], corpus, args.variants.split(","), epochs=args.epochs or 3), flush=True)
+        return 0
     out = Path(args.out)
     done = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out.exists() else []
     if not args.table_only:
@@ -171,7 +159,7 @@ def main() -> None:
                     if any(r["corpus"] == corpus and r["variant"] == variant and r["seed"] == seed
                            and ("test" in r) == args.test for r in done):
                         continue
-                    row = run(corpus, variant, seed, test=args.test)
+                    row = run(specs[corpus], corpus, variant, seed, test=args.test, epochs=args.epochs)
                     done.append(row)
                     with out.open("a") as f:
                         f.write(json.dumps(row) + "\n")
@@ -179,7 +167,8 @@ def main() -> None:
                           f"train {row['train_s']:.1f} s" + (f" test {row['test']:.2f}" if "test" in row else ""),
                           flush=True)
     print(table([r for r in done if ("test" in r) == args.test]))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,5 @@
 """sklearn-crfsuite's CoNLL-2002 tutorial, fitted by sklearn-crfsuite's averaged perceptron and by
-`structperc.sklearn.StructuredPerceptron` on the same feature dicts, in one run (issue 17,
-acceptance 1).
+`structperc.sklearn.StructuredPerceptron` on the same feature dicts, in one run.
 
 The feature set is the tutorial's (https://sklearn-crfsuite.readthedocs.io/en/latest/tutorial.html,
 ``word2features``): bias, the lowercased word, its 2- and 3-character suffixes, isupper / istitle /
@@ -17,7 +16,7 @@ many times and reports the minimum (the machine is shared: the minimum is the le
 StructuredPerceptron's default ``scheme="auto"`` learns the IOB2 tags in IOBES (``--scheme none``:
 opaque labels, as sklearn-crfsuite treats them).
 
-Run: ``python scripts/bench_sklearn_crfsuite.py [--corpora DIR] [--repeat 3] [--json out.json]``
+Run: ``python scripts/bench/bench_sklearn_crfsuite.py [--corpora DIR] [--repeat 3] [--json out.json]``
 """
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CORPORA = ROOT.parent / "shared" / "corpora"
 
 
@@ -131,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         estimators = {k: v for k, v in estimators.items() if (args.only == "crfsuite") == (k != "structperc")}
     for name, make in estimators.items():
         est = make()
-        fit_s, _ = timed(lambda: est.fit(X_train, y_train), args.repeat)
-        pred_s, pred = timed(lambda: est.predict(X_test), args.repeat)
+        fit_s, _ = timed(lambda est=est: est.fit(X_train, y_train), args.repeat)
+        pred_s, pred = timed(lambda est=est: est.predict(X_test), args.repeat)
         f1 = 100 * span_f1(y_test, [list(p) for p in pred])
         results[name] = {"f1": f1, "fit_s": fit_s, "predict_s": pred_s,
                          "attributes": float(len(est.attributes_))}

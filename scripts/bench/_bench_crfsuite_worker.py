@@ -1,4 +1,4 @@
-"""Subprocess worker for scripts/bench_crfsuite.py: one measured job per process.
+"""Subprocess worker for scripts/bench/bench_crfsuite.py: one measured job per process.
 
 Each job runs in a fresh interpreter so that the parent can time it from process start to exit and
 read its peak RSS with ``os.wait4``. The job prints one JSON line with its own internal figures on

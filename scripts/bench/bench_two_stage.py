@@ -1,16 +1,16 @@
 #!/usr/bin/env python
 """Two-stage NER as the library builds it (``Tagger(two_stage=True)``, ``structperc train --two-stage``)
-against the default ``ner`` tagger, on CoNLL-2002 (issue #20): entity F1 on the development file
+against the default ``ner`` tagger, on CoNLL-2002: entity F1 on the development file
 (``*.testa``) per seed, training and tagging seconds, and, with ``--test``, the test file (``*.testb``)
 scored once per model, after the choice.
 
-    python scripts/bench_two_stage.py                          # esp and ned, seeds 0-2, testa
-    python scripts/bench_two_stage.py --langs esp --seeds 0,1,2,3,4 --test
-    python scripts/bench_two_stage.py --stage-folds 0         # training columns from the gold tags
-    python scripts/bench_two_stage.py --langs esp --order 2   # both rows with second-order transitions
+    python scripts/bench/bench_two_stage.py                          # esp and ned, seeds 0-2, testa
+    python scripts/bench/bench_two_stage.py --langs esp --seeds 0,1,2,3,4 --test
+    python scripts/bench/bench_two_stage.py --stage-folds 0         # training columns from the gold tags
+    python scripts/bench/bench_two_stage.py --langs esp --order 2   # both rows with second-order transitions
 
 Nothing is chosen here on a test file: the column and its window were chosen on esp.testa by
-``scripts/study_ner_twopass.py``; ``--stage-folds`` (`structperc.fitting.STAGE_FOLDS`: the training
+``scripts/studies/study_ner_twopass.py``; ``--stage-folds`` (`structperc.fitting.STAGE_FOLDS`: the training
 sentences' column from jackknifed first-stage predictions over K folds, or 0: from their gold tags) was
 chosen with this script on the two development files.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from structperc import Tagger, fitting
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2002"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2002"
 #: The epochs of the corpus-floor tests, each chosen on the language's testa: 8 (the ner preset) for
 #: Spanish, 13 for Dutch.
 EPOCHS = {"esp": 8, "ned": 13}

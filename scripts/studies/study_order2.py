@@ -1,12 +1,12 @@
 #!/usr/bin/env python
-"""The second-order lever study (issue 20): first-order (today's) against second-order transitions
+"""The second-order lever study: first-order (the default) against second-order transitions
 (y_{t-2}, y_{t-1}, y_t) with the same features (the task presets), on held-out data only.
 
-    python scripts/study_order2.py                               # every corpus, orders 1 and 2, seed 0
-    python scripts/study_order2.py --corpora chunk,esp --seeds 0,1
-    python scripts/study_order2.py --table-only                  # the table of what --out holds
-    python scripts/study_order2.py --bench --epochs 3            # training time of both orders, interleaved
-    python scripts/study_order2.py --corpora esp --seeds 0,1,2,3,4 --epochs 16 --test
+    python scripts/studies/study_order2.py                       # every corpus, orders 1 and 2, seed 0
+    python scripts/studies/study_order2.py --corpora chunk,esp --seeds 0,1
+    python scripts/studies/study_order2.py --table-only          # the table of what --out holds
+    python scripts/studies/study_order2.py --bench --epochs 3    # training time of both orders, interleaved
+    python scripts/studies/study_order2.py --corpora esp --seeds 0,1,2,3,4 --epochs 16 --test
                                                                  # + the test figure of both orders (once)
 
 Protocol (nothing is chosen on a test set): both orders have the task's epoch budget and the best
@@ -19,8 +19,8 @@ epoch by the held-out score:
 
 Order 2 is the estimator's own ``Tagger(order=2)`` (dictionaries, jackknifing, features, labels, the
 split, the dev scoring of `structperc.fitting`, `structperc.train.order2.train_perceptron_order2` and
-`structperc.decode.order2.predict_order2`; a Segmenter, which has no ``order`` parameter, is told
-through `structperc.fitting`); dev-only runs
+`structperc.decode.order2.predict_order2`; a Segmenter, which has no ``order`` parameter, through
+`heldout.StudySegmenter`); dev-only runs
 skip the refit on the whole training file (the figure is the probe's). Time is the trainer's (its
 epochs' seconds, dev scoring excluded), both orders in the same process one after the other; the
 ratio is order 2's to order 1's on the same corpus and seed. Rows are appended to ``--out`` (JSON
@@ -33,48 +33,30 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
-from lever_study import CORPORA as ALL_CORPORA
-from lever_study import fresh_state, training_arrays
+from heldout import add_lever_options, corpora, estimator, fresh_state, training_arrays
 
 #: The corpora in this study's order.
-CORPORA = {name: ALL_CORPORA[name] for name in ("chunk", "ewt", "esp", "sxu")}
+CORPORA = ("chunk", "ewt", "esp", "sxu")
 
 
-def run(corpus: str, order: int, seed: int, epochs: int | None = None, test: bool = False) -> dict:
+def run(spec: dict, corpus: str, order: int, seed: int, epochs: int | None = None, test: bool = False) -> dict:
     """Train one order on one corpus: the best held-out score, its epoch, the trainer's seconds, and
     (``test``) the test score of the final model (the refit one where the held-out data is a split)."""
-    import structperc.fitting as fitting
-    from structperc import Segmenter, Tagger
-
-    spec = CORPORA[corpus]
-    saved = fitting.fit, fitting._order
-    original_fit = fitting.fit
-
-    def probe_only(*args, **kwargs):
-        kwargs["params"] = {**kwargs["params"], "refit": False}
-        return original_fit(*args, **kwargs)
-    if not test:
-        fitting.fit = probe_only
-    if order == 2 and spec["kind"] == "segmenter":  # a Segmenter has no `order` parameter: its run is told
-        fitting._order = lambda params: 2
     reports: list = []
-    try:
-        started = time.perf_counter()
-        params = dict(spec["params"], **({"epochs": epochs} if epochs else {}))
-        model = Segmenter(seed=seed, **params) if spec["kind"] == "segmenter" else \
-            Tagger(seed=seed, order=order, **params)
-        model.fit(str(spec["train"]), dev=str(spec["dev"]) if "dev" in spec else None, callback=reports.append)
-        wall = time.perf_counter() - started
-        test_score = 100 * model.score(str(spec["test"])) if test else None
-    finally:
-        fitting.fit, fitting._order = saved
+    started = time.perf_counter()
+    model = estimator(spec, seed=seed, refit=test, order=order, **({"epochs": epochs} if epochs else {}))
+    model.fit(str(spec["train"]), dev=str(spec["dev"]) if "dev" in spec else None, callback=reports.append)
+    wall = time.perf_counter() - started
+    test_score = 100 * model.score(str(spec["test"])) if test else None
     probe = [r for r in reports if r.dev_score is not None]
     best = max(probe, key=lambda r: r.dev_score)  # the first of equal scores, as the trainer keeps it
-    row = {"corpus": corpus, "order": order, "seed": seed, "dev": 100 * best.dev_score, "epoch": best.epoch,
-           "epochs": best.epochs, "train_s": sum(r.seconds for r in probe),
+    trained = 2 if model.weights_.order2 is not None else 1  # what the model holds, not what was asked
+    row = {"corpus": corpus, "order": order, "trained_order": trained, "seed": seed, "dev": 100 * best.dev_score,
+           "epoch": best.epoch, "epochs": best.epochs, "train_s": sum(r.seconds for r in probe),
            "epoch_s": statistics.mean(r.seconds for r in probe), "wall_s": wall,
            "curve": [round(100 * r.dev_score, 2) for r in probe], "mistakes": [r.mistakes for r in probe]}
     if test_score is not None:
@@ -82,14 +64,14 @@ def run(corpus: str, order: int, seed: int, epochs: int | None = None, test: boo
     return row
 
 
-def bench(corpus: str, epochs: int = 3, rounds: int = 3) -> str:
+def bench(spec: dict, corpus: str, epochs: int = 3, rounds: int = 3) -> str:
     """Training seconds of both orders on one corpus's featurized training data (featurized once, as
     the estimator does), the orders interleaved ``rounds`` times so that the machine's load falls on
     both alike; the fastest round of each, and the ratio."""
     from structperc.train import perceptron
     from structperc.train.order2 import train_perceptron_order2
 
-    held = training_arrays(corpus)
+    held = training_arrays(spec)
     times: dict = {1: [], 2: []}
     for _ in range(rounds):
         for order in (1, 2):
@@ -138,35 +120,40 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpora", default=",".join(CORPORA))
     ap.add_argument("--orders", default="1,2")
     ap.add_argument("--seeds", default="0")
-    ap.add_argument("--epochs", type=int, default=None, help="epoch budget (default: the task's)")
     ap.add_argument("--out", default="study_order2.jsonl", help="JSON lines, appended (and read back)")
     ap.add_argument("--table-only", action="store_true", help="print the table of --out, run nothing")
     ap.add_argument("--test", action="store_true", help="also score the test set (the chosen order and the default)")
     ap.add_argument("--bench", action="store_true",
                     help="time both orders on each of --corpora (featurized once, interleaved), run nothing else")
-    args = ap.parse_args()
+    add_lever_options(ap)
+    args = ap.parse_args(argv)
+    specs = corpora(args.corpora_dir)
+    unknown = sorted(set(args.corpora.split(",")) - set(specs))
+    if unknown:
+        ap.error(f"unknown corpus {', '.join(unknown)} (one of {', '.join(specs)})")
     if args.bench:
         for corpus in args.corpora.split(","):
-            print(bench(corpus, args.epochs or 3), flush=True)
-        return
+            print(bench(specs[corpus], corpus, args.epochs or 3), flush=True)
+        return 0
     out = Path(args.out)
     if not args.table_only:
         for corpus in args.corpora.split(","):
             for seed in map(int, args.seeds.split(",")):
                 for order in map(int, args.orders.split(",")):
-                    row = run(corpus, order, seed, args.epochs, args.test)
+                    row = run(specs[corpus], corpus, order, seed, args.epochs, args.test)
                     print(json.dumps(row), flush=True)
                     with out.open("a", encoding="utf-8") as fh:
                         fh.write(json.dumps(row) + "\n")
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()] \
         if out.exists() else []
     print(table(rows))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
-"""Calibration of the token confidence (issue 16, acceptance 3): expected calibration error on test
+"""Calibration of the token confidence: expected calibration error on test
 before and after fitting the temperature, and the accuracy-coverage curve.
 
-    python scripts/bench_calibration.py                  # CoNLL-2000 and CoNLL-2002 esp
-    python scripts/bench_calibration.py --corpus chunk   # one of them
+    python scripts/bench/bench_calibration.py                  # CoNLL-2000 and CoNLL-2002 esp
+    python scripts/bench/bench_calibration.py --corpus chunk   # one of them
 
 Protocol (nothing is chosen on a test set):
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 CORPORA = {
     "chunk": dict(task="chunk", train=ROOT / "conll2000" / "train.txt", test=ROOT / "conll2000" / "test.txt",
                   fit=dict(dev_split=0.1)),

@@ -2,8 +2,8 @@
 """What transition constraints do to entity F1 on CoNLL-2002: train with or without them, decode with or
 without them, score on testa (the development set) and testb (the test set).
 
-    python scripts/constrained_decoding.py --lang esp --epochs 8
-    python scripts/constrained_decoding.py --lang ned --epochs 13
+    python scripts/studies/study_constraints.py --lang esp --epochs 8
+    python scripts/studies/study_constraints.py --lang ned --epochs 13
 
 Four rows per language:
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from structperc import Tagger
 from structperc.labels import transition_mask
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "conll2002"
+CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2002"
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Accessor variety (issue #20) on SIGHAN 2008 SXU: template variants reading the ``av*`` columns of
+"""Accessor variety on SIGHAN 2008 SXU: template variants reading the ``av*`` columns of
 `structperc.features.variety`, scored on a held-out tenth of the training file, never on test.
 
 The held-out tenth is the one ``--dev-split 0.1`` holds out (the permutation of `structperc.fitting.fit`
@@ -15,9 +15,9 @@ Where the AV statistics come from, per variant:
   held-out sentences' raw characters (``Segmenter(raw=...)``), no jackknife (the text tagged is in the
   statistics at tagging time too). With ``--test``, the test file's raw text is the raw text.
 
-    python scripts/study_av.py                          # every variant, seed 0
-    python scripts/study_av.py --variants default,zk --seeds 0,1,2
-    python scripts/study_av.py --no-dev --test zk       # test figure of zk and of the default, once
+    python scripts/studies/study_av.py                          # every variant, seed 0
+    python scripts/studies/study_av.py --variants default,zk --seeds 0,1,2
+    python scripts/studies/study_av.py --no-dev --test zk       # test figure of zk and of the default, once
 """
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ from typing import Iterator
 from unittest import mock
 
 import numpy as np
+from heldout import add_common_options, emitter, held_out_run
+from heldout import test_run as scored_on_test
 
 import structperc.segmenter
 from structperc import Segmenter
@@ -38,10 +40,7 @@ from structperc.features.variety import NS, VarietyLearner, variety_columns
 from structperc.io.segmented import read_segmented_corpus
 from structperc.pipeline import template_columns
 
-from cws_study import add_common_options, emitter, held_out_run
-from cws_study import test_run as scored_on_test
-
-CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpora", "sighan2008_sxu")
+CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "sighan2008_sxu")
 
 #: Zhao & Kit's formulation: per n, the best covering n-gram's bucket and c[0]'s place in it.
 ZK = [f"av{n}[0]" for n in NS]
