@@ -19,7 +19,7 @@ Usage::
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -27,9 +27,9 @@ from structperc import fitting
 from structperc.errors import InputError
 from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.index import FeatureIndex
 from structperc.inputs import to_corpus
 from structperc.model.schema import masks
-from structperc.model.state_weights import feature_set
 from structperc.model.weights import Weights
 from structperc.pipeline import Instances, training_instances
 from structperc.tagger import Tagger
@@ -55,8 +55,9 @@ def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
     learner = fitting.dictionary_learner(corpus, task, tagger.template_lines_, None, tagger.unknown_tag, clusters)
     corpus, _ = fitting.learnt_dictionary(corpus, learner, tagger.template_lines_, tagger.folds, tagger.seed)
     index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count)
-    same = labels.labels == tagger.labels_ and len(index.keys) == len(tagger.features_.keys) and all(
-        np.array_equal(a, b) for a, b in zip(index.keys, tagger.features_.keys))
+    fitted = cast(FeatureIndex, tagger.features_)  # a Tagger's own fit (an AttributeIndex is sklearn's)
+    same = labels.labels == tagger.labels_ and len(index.keys) == len(fitted.keys) and all(
+        np.array_equal(a, b) for a, b in zip(index.keys, fitted.keys))
     if not same:
         raise RuntimeError("rebuilt training features differ from the fitted tagger's")
     return data
@@ -73,12 +74,9 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
         raise InputError("seed averaging trains one-stage members, not a two-stage tagger's")
     data = _training_instances(tagger, X, y)
     mask, end = masks(tagger.labels_, tagger.task_)
-    n_labels = len(tagger.labels_)
-    pairs = feature_set(tagger.feature_set, data.feats.state, data.y,
-                        tagger.features_.n_state_attributes, n_labels)
     for seed in seeds:
-        state = PerceptronState.zeros(tagger.features_.n_state_attributes,
-                                      tagger.features_.n_transition_attributes, n_labels, pairs)
+        state = PerceptronState.fresh(tagger.features_, len(tagger.labels_), tagger.feature_set, data.feats.state,
+                                      data.y)
         for e in sorted(epochs):
             weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed)
             yield seed, e, weights

@@ -35,12 +35,12 @@ from structperc.inference import best_ids, calibrate, with_first_stage
 from structperc.io.corpus import Corpus
 from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
 from structperc.model.schema import Model, masks
-from structperc.model.state_weights import all_pairs, feature_set
 from structperc.model.task import Task
 from structperc.model.weights import Weights
 from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, hidden_tags,
                                  model_tags, split_tags, template_columns, training_instances)
-from structperc.train.perceptron import EpochReport, PerceptronState, partial_sentences, train_perceptron
+from structperc.train.perceptron import (UPDATE_DEFAULTS, EpochReport, PerceptronState, partial_sentences,
+                                         train_perceptron)
 from structperc.version import __version__
 
 Callback = Callable[[EpochReport], None]
@@ -65,6 +65,13 @@ def training_date() -> str:
     when = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch and \
         epoch.isdigit() else datetime.datetime.now(datetime.timezone.utc)
     return when.isoformat(timespec="seconds")
+
+
+def training_provenance(epochs: int, best_epoch: int, seed: int, dev_score: float | None, **more: Any) -> dict:
+    """The provenance a trained model records (`Model.provenance`): the version and date
+    (`training_date`), the epochs run and the best one, the seed, the best dev score, and ``more``."""
+    return {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
+            "best_epoch": best_epoch, "seed": seed, "dev_score": dev_score, **more}
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -99,10 +106,6 @@ def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> floa
     if task.metric == "words":
         return bmes_word_f1(gold, pred)
     return token_accuracy(gold, pred)
-
-
-#: The update rule's parameters (`structperc.train.perceptron.train_perceptron`) and their defaults.
-UPDATE_DEFAULTS = {"step": "perceptron", "margin": 0.0, "C": 1.0}
 
 
 def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], base: ColumnDictionary | None,
@@ -258,26 +261,20 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     mask, end = masks(labels, task)
     fingerprint: dict = {}
     if resume is not None or checkpoint_dir is not None:  # hashing the corpus costs time and memory
-        fingerprint = {"templates": template_lines, "labels": labels, "seed": params["seed"],
-                       "attributes": [index.n_state_attributes, index.n_transition_attributes],
-                       "scheme": [task.model_scheme, task.constrained], "data": corpus_digest(corpus),
-                       **({"feature_set": params["feature_set"]}
-                          if params.get("feature_set", "all") != "all" else {}),
-                       **{k: params[k] for k, d in UPDATE_DEFAULTS.items() if params.get(k, d) != d},
-                       **({"unknown_tag": unknown} if data.partial else {}), **scale}
+        from structperc.train.checkpoint import checkpoint_fingerprint
+
+        fingerprint = checkpoint_fingerprint(template_lines, labels, index, task, params, corpus_digest(corpus),
+                                             scale, partial=data.partial)
     n_sentences, n_tokens = len(corpus), corpus.n_tokens
     if release:
         corpus.release_columns()
-    pairs = feature_set(params.get("feature_set", "all"), data.feats.state, data.y, index.n_state_attributes,
-                        len(labels), allowed=data.allowed)
     if resume is not None:
         from structperc.train.checkpoint import load_checkpoint
 
         state = load_checkpoint(resume, fingerprint, mask, end, epochs=epochs)
     else:
-        state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes,
-                                      len(labels), pairs)
-    del pairs
+        state = PerceptronState.fresh(index, len(labels), params.get("feature_set", "all"), data.feats.state,
+                                      data.y, allowed=data.allowed)
     model = dict(task=task, labels=labels, templates=lines, features=index, params=params,
                  dictionary=dictionary, dataset_columns=dataset_columns)
     fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
@@ -371,19 +368,16 @@ def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[
         index, labels = data.index, data.labels
         fingerprint: dict = {}
         if resume is not None or checkpoint_dir is not None:
-            fingerprint = {"templates": template_lines, "labels": labels, "seed": params["seed"],
-                           "attributes": [index.n_state_attributes, index.n_transition_attributes],
-                           "scheme": [task.model_scheme, task.constrained], "data": data.digest,
-                           "parts": len(parts),
-                           **{k: params[k] for k, d in UPDATE_DEFAULTS.items() if params.get(k, d) != d},
-                           **scale}
+            from structperc.train.checkpoint import checkpoint_fingerprint
+
+            fingerprint = checkpoint_fingerprint(template_lines, labels, index, task, params, data.digest, scale,
+                                                 parts=len(parts))
         if resume is not None:
             from structperc.train.checkpoint import load_checkpoint
 
             state = load_checkpoint(resume, fingerprint, data.mask, data.end, epochs=epochs)
         else:
-            state = PerceptronState.zeros(index.n_state_attributes, index.n_transition_attributes, len(labels),
-                                          all_pairs(index.n_state_attributes, len(labels)))
+            state = PerceptronState.fresh(index, len(labels))  # the feature set "all": the workers hold the data
         model = dict(task=task, labels=labels, templates=data.lines, features=index, params=params,
                      dictionary=None, dataset_columns={})
         run_scale = {**scale, "workers": len(parts), "shards": data.shards,
@@ -419,11 +413,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     sw = old.sparse
     old_rows = np.asarray(state_map, np.int64)[sw.rows()]
     old_labels = label_map[sw.labels.astype(np.int64)]
-    pairs = feature_set(model.params.get("feature_set", "all"), data.feats.state, data.y,
-                        model.features.n_state_attributes, L, extra=(old_rows, old_labels),
-                        allowed=data.allowed)
-    state = PerceptronState.zeros(model.features.n_state_attributes,
-                                  model.features.n_transition_attributes, L, pairs)
+    state = PerceptronState.fresh(model.features, L, model.params.get("feature_set", "all"), data.feats.state,
+                                  data.y, allowed=data.allowed, extra=(old_rows, old_labels))
     state.W[state.pairs.positions(old_rows, old_labels)] = sw.values
     state.Wt[np.ix_(rows, label_map)] = old.trans
     state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
@@ -549,8 +540,7 @@ def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, 
     else:
         assert data is not None  # only mixing runs from shards the workers hold
         weights, best_epoch = train_perceptron(data.feats, data.y, state, **kwargs)
-    provenance = {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
-                  "best_epoch": best_epoch, "seed": seed, "dev_score": state.best_score, **(scale or {})}
+    provenance = training_provenance(epochs, best_epoch, seed, state.best_score, **(scale or {}))
     if data is not None and data.allowed is not None:
         provenance["partial_sentences"] = int(partial_sentences(data.allowed, data.y, data.feats.sent_ptr).sum())
     return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)

@@ -17,6 +17,10 @@ place:
   hands probabilities to a user (``structperc tag --marginals/--nbest``, `Tagger.predict_marginals`
   and the rest, the spaCy component, the HTTP service) reads the temperature through
   `confidence_temperature`, which says once per model that an uncalibrated one is over-confident.
+- **Documents and their window**: the one place that knows how far a model's features read into
+  neighbouring sentences (`document_window`): chunks of a long input tagged with that context
+  (`in_context`, `write_tagged`: ``structperc tag`` and its Dask twin, after `tagging_setup`), and
+  documents batched into one call kept apart (`apart`: the HTTP service, the spaCy component).
 """
 from __future__ import annotations
 
@@ -24,8 +28,9 @@ import sys
 import threading
 import warnings
 import weakref
+from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -34,14 +39,17 @@ from structperc.decode.decoder import no_path, predict
 from structperc.decode.marginals import marginals, path_log_probs
 from structperc.decode.nbest import nbest
 from structperc.errors import InputError, UncalibratedWarning
-from structperc.features.gazetteer import STAGE_COLUMN
+from structperc.features.gazetteer import STAGE_COLUMN, document_gap
 from structperc.features.index import Features
 from structperc.features.stacking import majority_types, tag_types
-from structperc.io.corpus import Corpus
+from structperc.io.corpus import Corpus, concat, edge
 from structperc.labels.partial import label_projection
 from structperc.metrics import expected_calibration_error
 from structperc.model.schema import Model
-from structperc.pipeline import data_tags, hidden_tags, model_tags, with_dictionary
+from structperc.pipeline import columns_to_read, data_tags, hidden_tags, model_tags, with_dictionary
+
+if TYPE_CHECKING:
+    from structperc.io.formats import Layout
 
 #: Per sentence, position -> a tag (forced) or a set of tags (allowed).
 Forced = Sequence[Mapping[int, str]]
@@ -329,8 +337,6 @@ def tag_in_context(model: Model, core: Corpus, before: Corpus | None = None, aft
     features read neighbouring sentences (`structperc.features.gazetteer.document_gap`) tags a chunk of
     a long input as it would in one pass. Only the core's tags (confidence, k-best) come back;
     ``known_column`` names a column of known tags (`constraint_mask`)."""
-    from structperc.io.corpus import concat
-
     if not len(core):
         return Tagged([], np.zeros(0) if confidence else None, [] if k else None)
     whole = concat([before, core, after])
@@ -345,6 +351,100 @@ def tag_in_context(model: Model, core: Corpus, before: Corpus | None = None, aft
     b = a + core.n_tokens
     return Tagged(tagged.tags[a:b], tagged.confidence[a:b] if tagged.confidence is not None else None,
                   tagged.nbest[s0:s0 + len(core)] if tagged.nbest is not None else None)
+
+
+# ---------------------------------------------------------------------------- documents and their window
+def document_window(model: Model) -> int:
+    """How many sentences either side of its own a token's features read (`document_gap`; 0 for most
+    models): the context each chunk of a long document is tagged with (`in_context`), and the empty
+    sentences that keep documents tagged in one call apart (`apart`)."""
+    return document_gap(model.features.columns)
+
+
+def apart(documents: Iterable[Sequence[Any]], gap: int) -> tuple[list[Any], list[int]]:
+    """The sentences of ``documents`` in one list to tag with one call, with ``gap`` empty sentences
+    (`document_window`) before each document that has sentences before it, so that none reads
+    another's; and where each document starts in that list. Each document gets the tags it gets alone."""
+    flat: list[Any] = []
+    starts = []
+    for document in documents:
+        if flat:
+            flat += [[]] * gap
+        starts.append(len(flat))
+        flat += document
+    return flat, starts
+
+
+def in_context(chunks: Iterable[Any], gap: int, before: Corpus | None = None,
+               after: Corpus | None = None) -> Iterator[tuple[Corpus | None, Any, Corpus | None]]:
+    """(sentences before, chunk, sentences after) of every chunk of one document (chunks of
+    `structperc.io.formats.tagging_chunks`, each with its ``corpus``): the ``gap`` sentences
+    (`document_window`) around it, from the other chunks and from ``before`` and ``after`` the
+    chunks (a part of a file has its neighbours), so that tagging chunk by chunk equals one pass
+    (`tag_in_context`). None with ``gap`` 0. Reads ahead as many chunks as hold ``gap`` sentences
+    (one, at the default chunk size)."""
+    if not gap:
+        for chunk in chunks:
+            yield None, chunk, None
+        return
+    before = edge([before], gap, last=True)  # the last `gap` sentences before the chunk
+    ahead: deque = deque()  # chunks read ahead: enough to hold `gap` sentences after the current one
+    for chunk in chunks:
+        ahead.append(chunk)
+        while sum(len(c.corpus) for c in list(ahead)[1:]) >= gap:
+            current = ahead.popleft()
+            yield before, current, edge([c.corpus for c in ahead], gap, last=False)
+            before = edge([before, current.corpus], gap, last=True)
+    while ahead:
+        current = ahead.popleft()
+        yield before, current, edge([c.corpus for c in ahead] + [after], gap, last=False)
+        before = edge([before, current.corpus], gap, last=True)
+
+
+# ---------------------------------------------------------------------------- files and streams
+@dataclass(frozen=True)
+class TaggingSetup:
+    """How one input is read, tagged and written (`tagging_setup`)."""
+
+    fmt: str            # its format, one of `structperc.io.formats.INPUT_FORMATS` (not ``auto``)
+    out_fmt: str        # the output format
+    layout: Layout      # the model's columns in it (`structperc.io.formats.Layout`)
+    known: str | None   # the column of known tags, if any
+
+
+def tagging_setup(model: Model, source: Any, input_format: str = "auto", output_format: str | None = None,
+                  *, nbest: int = 0, forced_column: str | int | None = None) -> tuple[TaggingSetup, Any]:
+    """The `TaggingSetup` of tagging ``source`` with ``model`` (the arguments of
+    `structperc.streaming.tag_files`), and the source to read (``auto`` on a stream gives one that
+    gives back what was looked at). Refuses, before reading, what cannot work (`formats.check`)."""
+    from structperc.io import formats
+    from structperc.io.text import source_name
+
+    task = model.task
+    reads = columns_to_read(task, model.templates, gold=False, dictionary=model.dictionary)
+    layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
+    fmt, source = formats.resolve(source, input_format, layout)
+    known = formats.column_name(forced_column, fmt, layout) if forced_column is not None else None
+    if known is not None and reads is not None:
+        layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
+    out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
+    formats.check(fmt, out_fmt, layout, source_name(source))
+    return TaggingSetup(fmt, out_fmt, layout, known), source
+
+
+def write_tagged(out: IO[str], model: Model, chunks: Iterable[Any], setup: TaggingSetup, *,
+                 before: Corpus | None = None, after: Corpus | None = None, confidence: bool = False,
+                 k: int = 0, unknown: str = "?") -> None:
+    """Tag the ``chunks`` of one document (`structperc.io.formats.tagging_chunks`), each in its context
+    (`in_context`; ``before`` and ``after`` the chunks), and write them as ``setup`` says, a chunk at
+    a time."""
+    from structperc.io.formats import write_chunk
+
+    for left, chunk, right in in_context(chunks, document_window(model), before, after):
+        tagged = tag_in_context(model, chunk.corpus, left, right, confidence=confidence, k=k,
+                                known_column=setup.known, unknown=unknown)
+        write_chunk(out, chunk, tagged.tags, setup.out_fmt, setup.layout, tagged.confidence, tagged.nbest)
+        del tagged  # a chunk's results are gone while the next one is tagged
 
 
 def _unknown(model: Model) -> str | None:

@@ -8,8 +8,8 @@ other face that wants them.
 A request is a *document*: its sentences see each other through document-level features (the NER
 ``doc`` column's window over nearby sentences), as the sentences of one file given to ``structperc
 tag`` do. `tag_documents` tags several documents with one call (the service batches concurrent
-requests that way) and keeps each out of the others' window (`document_gap`), so a request gets the
-same tags alone or batched.
+requests that way) and keeps each out of the others' window (`structperc.inference.apart`), so a
+request gets the same tags alone or batched.
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from typing import Any, Sequence
 
 from structperc.decode.nbest import check_k
 from structperc.errors import InputError
-from structperc.features.gazetteer import document_gap
 from structperc.inputs import to_corpus, token_columns
 from structperc.labels.schemes import spans
 from structperc.segmenter import Segmenter
@@ -183,18 +182,11 @@ def tag_documents(served: Served, documents: Sequence[list[list[Any]]], *, margi
     and answer each: ``tokens`` and ``tags`` per sentence, ``spans`` for span tasks, with
     ``marginals`` each tag's probability (``confidence``) and distribution (``marginals``), with
     ``nbest`` the k best paths. Documents are kept out of each other's document-level window."""
-    from structperc.inference import tag_corpus
+    from structperc.inference import apart, document_window, tag_corpus
 
     tagger = served.tagger
     model = tagger.model_
-    gap: list[list[Any]] = [[]] * document_gap(tagger.features_.columns)
-    flat: list[list[Any]] = []
-    starts = []
-    for d, doc in enumerate(documents):
-        if d:
-            flat += gap
-        starts.append(len(flat))
-        flat += doc
+    flat, starts = apart(documents, document_window(model))
     corpus = to_corpus(flat, None, model.task, need_tags=False, reads=tagger.reads(),
                        token_columns=set(model.features.columns), unknown=None)
     tagged = tag_corpus(model, corpus, confidence=marginals, distributions=marginals, k=nbest)

@@ -59,10 +59,8 @@ from structperc.labels import SCHEMES, LabelSet, valid_sequence
 from structperc.labels.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model import schema
 from structperc.model.archive import archive_path
-from structperc.model.state_weights import feature_set
 from structperc.model.task import Task
 from structperc.model.weights import Weights
-from structperc.version import __version__
 
 #: sklearn-crfsuite ``CRF`` parameters with no meaning for the averaged perceptron (CRF training
 #: algorithms' settings, CRFsuite's feature cut-off, sklearn-crfsuite's file and trainer plumbing).
@@ -226,11 +224,9 @@ class StructuredPerceptron(BaseEstimator):
         labels = label_set.labels
         gold = label_set.encode(tags)
         mask, end = schema.masks(labels, task)
-        pairs = feature_set(opts["feature_set"], feats.state, gold, index.n_state_attributes, len(labels))
         from structperc.train.perceptron import PerceptronState, train_perceptron
 
-        state = PerceptronState.zeros(index.n_state_attributes, 0, len(labels), pairs)
-        del pairs
+        state = PerceptronState.fresh(index, len(labels), opts["feature_set"], feats.state, gold)
         dev = None if X_dev is None else _Dev(index, X_dev, y_dev, task, labels)
         history: list = []
 
@@ -246,12 +242,11 @@ class StructuredPerceptron(BaseEstimator):
         calibration = None
         if dev is not None and self.calibrate:
             calibration = dev.calibration(weights, remap)
-        from structperc.fitting import training_date
+        from structperc.fitting import training_provenance
 
-        provenance = {"structperc_version": __version__, "date": training_date(),
-                      "epochs": opts["iterations"], "best_epoch": best, "seed": opts["seed"],
-                      "dev_score": state.best_score, "n_sentences": len(feats.sent_ptr) - 1,
-                      "n_tokens": int(feats.sent_ptr[-1]), "estimator": "structperc.sklearn.StructuredPerceptron"}
+        provenance = training_provenance(opts["iterations"], best, opts["seed"], state.best_score,
+                                         n_sentences=len(feats.sent_ptr) - 1, n_tokens=int(feats.sent_ptr[-1]),
+                                         estimator="structperc.sklearn.StructuredPerceptron")
         model = schema.Model(task, labels, [], index, weights, params=self._json_params(),
                              provenance=provenance, calibration=calibration)
         if self.model_filename is not None:

@@ -176,7 +176,7 @@ class StructpercComponent:
     # ------------------------------------------------------------------ configuration
     def _use(self, tagger: "Tagger", where: str) -> None:
         """Take ``tagger``: decide what it annotates and where each input column comes from."""
-        from structperc.features.gazetteer import document_gap
+        from structperc.inference import document_window
         from structperc.labels.schemes import SPAN_SCHEMES
         from structperc.segmenter import Segmenter
 
@@ -210,7 +210,7 @@ class StructpercComponent:
         self._getters = getters
         self._sources = {c: self.columns.get(c, DEFAULT_COLUMNS.get(c)) for c in getters}
         # the NER `doc` column reads nearby sentences: docs are kept apart by empty ones
-        self._gap = document_gap(tagger.features_.columns)
+        self._gap = document_window(tagger.model_)
 
     @property
     def labels(self) -> Tuple[str, ...]:
@@ -234,18 +234,17 @@ class StructpercComponent:
             yield from batch
 
     def _units(self, docs: Sequence[Doc]) -> List[Tuple[int, List[Token]]]:
-        """(doc number, tokens) of every sentence to tag; the empty list between two docs is
-        `document_gap` empty sentences (docs must not see each other). (Tokens are made once here:
-        spaCy builds a new `Token` at every ``doc[i]``.)"""
-        units: List[Tuple[int, List[Token]]] = []
-        for d, doc in enumerate(docs):
-            sents = list(doc.sents) if doc.has_annotation("SENT_START") else [doc]
-            if units:
-                units += [(d, [])] * self._gap
-            for sent in sents:
-                tokens = [t for t in sent if not t.is_space]
-                if tokens:
-                    units.append((d, tokens))
+        """(doc number, tokens) of every sentence to tag, docs kept apart by empty ones (docs must not
+        see each other: `structperc.inference.apart`). (Tokens are made once here: spaCy builds a new
+        `Token` at every ``doc[i]``.)"""
+        from structperc.inference import apart
+
+        sentences = [[tokens for sent in (doc.sents if doc.has_annotation("SENT_START") else [doc])
+                      if (tokens := [t for t in sent if not t.is_space])] for doc in docs]
+        flat, starts = apart(sentences, self._gap)
+        units: List[Tuple[int, List[Token]]] = [(0, tokens) for tokens in flat]  # the empty ones: no doc's
+        for d, (start, sents) in enumerate(zip(starts, sentences)):
+            units[start:start + len(sents)] = [(d, tokens) for tokens in sents]
         return units
 
     def _corpus(self, units: List[Tuple[int, List[Token]]]) -> Any:

@@ -4,11 +4,10 @@ stays flat on large inputs. Output to a file is written atomically (`structperc.
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Iterable, Iterator, Sequence, cast
+from typing import IO, Any, Iterable, Sequence, cast
 
 from structperc.errors import InputError
 from structperc.io.parse import ColumnCountError
-from structperc.features.gazetteer import document_gap
 from structperc.segmenter import Segmenter
 from structperc.workflows import load_tagger
 
@@ -34,32 +33,20 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     from structperc.decode.nbest import nbest_chunk
     from structperc.io import formats
     from structperc.io.output import output_stream
-    from structperc.io.text import source_name
 
     formats.check_options(input_format, output_format, nbest)
     sentences = nbest_chunk(nbest, sentences)  # K ≤ MAX_K; fewer sentences a chunk for large K
-    tagger = load_tagger(model_path)
-    task, model = tagger.task_, tagger.model_
-    reads = tagger.reads()
-    gap = document_gap(tagger.features_.columns)
+    model = load_tagger(model_path).model_
     with output_stream(output) as raw_out:
         out = cast(IO[str], _EndTracking(raw_out))
         for source in inputs or ("-",):
             if cast(_EndTracking, out).open_sentence() and (output_format or "") != "jsonl":
                 out.write("\n")  # the previous file's last sentence stays apart from this file's first
-            layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
-            fmt, source = formats.resolve(source, input_format, layout)
-            known = formats.column_name(forced_column, fmt, layout) if forced_column is not None else None
-            if known is not None and reads is not None:
-                layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
-            out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
-            formats.check(fmt, out_fmt, layout, source_name(source))
+            setup, source = inference.tagging_setup(model, source, input_format, output_format, nbest=nbest,
+                                                    forced_column=forced_column)
             try:
-                for before, chunk, after in _in_context(formats.tagging_chunks(source, fmt, layout, sentences), gap):
-                    tagged = inference.tag_in_context(model, chunk.corpus, before, after, confidence=marginals,
-                                                      k=nbest, known_column=known, unknown=unknown)
-                    formats.write_chunk(out, chunk, tagged.tags, out_fmt, layout, tagged.confidence, tagged.nbest)
-                    del tagged  # a chunk's results are gone while the next one is tagged
+                inference.write_tagged(out, model, formats.tagging_chunks(source, setup.fmt, setup.layout, sentences),
+                                       setup, confidence=marginals, k=nbest, unknown=unknown)
             except ColumnCountError as exc:
                 if input_format != "auto":
                     raise
@@ -101,32 +88,6 @@ class _BytesEndTracking:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)
-
-
-def _in_context(chunks: Iterator[Any], gap: int) -> Iterator[tuple[Any, Any, Any]]:
-    """(sentences before, chunk, sentences after) of every chunk: the ``gap`` sentences around it that a
-    model reading neighbouring sentences needs (None with ``gap`` 0), so chunked tagging equals one
-    pass. Reads ahead as many chunks as hold ``gap`` sentences (one, at the default chunk size)."""
-    from structperc.io.corpus import edge
-
-    if not gap:
-        for chunk in chunks:
-            yield None, chunk, None
-        return
-    from collections import deque
-
-    before = None  # the last `gap` sentences before the chunk
-    ahead: deque = deque()  # chunks read ahead: enough to hold `gap` sentences after the current one
-    for chunk in chunks:
-        ahead.append(chunk)
-        while sum(len(c.corpus) for c in list(ahead)[1:]) >= gap:
-            current = ahead.popleft()
-            yield before, current, edge([c.corpus for c in ahead], gap, last=False)
-            before = edge([before, current.corpus], gap, last=True)
-    while ahead:
-        current = ahead.popleft()
-        yield before, current, edge([c.corpus for c in ahead], gap, last=False)
-        before = edge([before, current.corpus], gap, last=True)
 
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],

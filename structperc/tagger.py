@@ -24,7 +24,6 @@ from structperc.model import schema
 from structperc.model.task import Task
 from structperc.pipeline import check_known_tags, columns_to_read, data_tags, split_tags, with_dictionary
 
-
 _PARAM_NAMES: dict[type, list[str]] = {}
 
 

@@ -121,7 +121,8 @@ def fit_on_workers(tagger: Tagger, paths: list[str | os.PathLike], *, dask: Any,
     or one part per file of several, each the shard of iterative parameter mixing that its worker read
     and featurized (`structperc.parallel.dask_parts`). ``dev`` (a path) is read here and picks the best
     epoch. The files must be readable at the same path on every worker. Returns ``tagger``, fitted."""
-    from structperc import fitting, params as parameters
+    from structperc import fitting
+    from structperc import params as parameters
     from structperc.features.templates import resolve_template
     from structperc.inputs import to_corpus
     from structperc.pipeline import columns_to_read
@@ -169,7 +170,8 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
         model.template = given.get("template") or "cws"
         return model.fit(train_path, dev=dev_path, callback=callback, progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, workers=workers, mixing=mixing, dask=dask)
-    from structperc.io.hf import is_dataset_spec, load as load_dataset
+    from structperc.io.hf import is_dataset_spec
+    from structperc.io.hf import load as load_dataset
 
     model = Tagger(task=task or "chunk", **given)
     data, dev = (load_dataset(train_path), load_dataset(dev_path) if dev_path else None) \

@@ -10,12 +10,11 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from testkit import TOY, conll_text
 
 from structperc import Tagger
 from structperc.cli import main
 from structperc.model.archive import ARCHIVE_NAME
-
-from testkit import TOY, conll_text
 
 
 def run(*args, input=None):

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from test_cli import assert_clean_error, first_sentences, run
 
 from structperc import Tagger
-
-from test_cli import assert_clean_error, first_sentences, run
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "structperc" / "io" / "tagged.schema.json")
                     .read_text(encoding="utf-8"))

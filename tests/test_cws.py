@@ -12,18 +12,18 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from testkit import CWS_TRAIN
 
 from structperc.cli import main
+from structperc.decode.viterbi import viterbi_batch
+from structperc.errors import InputError, ModelFormatError
+from structperc.features.lexicon import LEX_COLUMNS, MAX_VALUE, Lexicon, read_lexicon
+from structperc.io.corpus import Corpus
 from structperc.io.segmented import read_segmented, read_segmented_corpus
+from structperc.labels import transition_mask, valid_sequence
 from structperc.labels.bmes import bmes_codes, tags_to_words, word_spans, words_to_tags
 from structperc.segmenter import Segmenter
-from structperc.decode.viterbi import viterbi_batch
-from structperc.io.corpus import Corpus
-from structperc.errors import InputError, ModelFormatError
-from structperc.labels import transition_mask, valid_sequence
-from structperc.features.lexicon import LEX_COLUMNS, MAX_VALUE, Lexicon, read_lexicon
 from structperc.train.epoch_kernels import viterbi as compiled_viterbi
-from testkit import CWS_TRAIN
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import CWS_TRAIN
 
 import structperc.segmenter as segmenter_module
 from structperc.features.atomic import DIGIT, LATIN, code_points, inside, whole_spans
 from structperc.features.lexicon import SegmentationDictionary
 from structperc.segmenter import Segmenter, window_bounds
-from testkit import CWS_TRAIN
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

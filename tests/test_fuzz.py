@@ -23,14 +23,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit import toy_columns
 
 from structperc import Tagger
-from structperc.io.conll import read_conll, read_conllu
-from structperc.io.segmented import read_segmented_corpus
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.templates import parse_template, parse_templates
-
-from testkit import toy_columns
+from structperc.io.conll import read_conll, read_conllu
+from structperc.io.segmented import read_segmented_corpus
 
 pytestmark = pytest.mark.slow
 

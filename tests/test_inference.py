@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import Tagger, inference
 from structperc.decode.calibration import fit_temperature, token_nll
@@ -16,8 +17,6 @@ from structperc.decode.marginals import marginals
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.metrics import accuracy_coverage, expected_calibration_error, reliability
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 
 @pytest.fixture(scope="module")

@@ -96,8 +96,8 @@ def test_values_holding_tabs_round_trip(values):
         interner = scan.Interner(1)
         if not compiled:
             interner.compiled = False
-            from collections import defaultdict
             import itertools
+            from collections import defaultdict
             interner.index = [defaultdict(itertools.count().__next__)]
         codes = interner.add_strings(0, values)
         assert [interner.distinct[0][c] for c in codes] == values

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import warnings
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structperc.metrics import span_entities, span_f1
 

@@ -15,12 +15,11 @@ import warnings
 from pathlib import Path
 
 import pytest
+from testkit import CWS_TRAIN, TOY, conll_text
 
 from structperc import Tagger
 from structperc.errors import InputError, UncalibratedWarning
 from structperc.segmenter import Segmenter
-
-from testkit import CWS_TRAIN, TOY, conll_text
 
 # (word, ner), IOB2
 NER = [[("Juan", "B-PER"), ("vive", "O"), ("en", "O"), ("Madrid", "B-LOC"), (".", "O")],
@@ -102,8 +101,9 @@ def test_a_segmentation_model_is_not_a_tagger_and_says_what_to_use(tmp_path):
 
 # ----------------------------------------------------------- item 11: a dataset hub out of reach
 def _hub_answers() -> bool:
-    from huggingface_hub import constants
     from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
 
     url = urlsplit(constants.ENDPOINT)
     try:

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 REPO = Path(__file__).resolve().parents[1]

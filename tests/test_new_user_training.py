@@ -9,13 +9,12 @@ import gzip
 from pathlib import Path
 
 import pytest
+from test_train_defects import assert_one_line_error, cli
+from testkit import CWS_TRAIN, SAMPLE_TRAIN, TOY, conll_text, toy_columns
 
 from structperc import Tagger
 from structperc.errors import InputError
 from structperc.segmenter import Segmenter
-
-from test_train_defects import assert_one_line_error, cli
-from testkit import CWS_TRAIN, SAMPLE_TRAIN, TOY, conll_text, toy_columns
 
 
 def sample(tmp_path: Path, n: int = 20) -> Path:

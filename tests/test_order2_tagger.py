@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import SAMPLE_TRAIN
 
 from structperc import Tagger
 from structperc.cli import main
@@ -18,8 +19,6 @@ from structperc.decode.order2 import predict_order2
 from structperc.errors import InputError, ModelFormatError
 from structperc.inference import featurize
 from structperc.model import archive, schema
-
-from testkit import SAMPLE_TRAIN
 
 DATA = Path(__file__).resolve().parent / "data"
 TEMPLATE = ["w[0]", "w[-1]", "w[1]", "pos[0]", "pos[-1]", "pos[1]", "pos[-1]|pos[0]", "bias"]

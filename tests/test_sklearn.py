@@ -23,7 +23,6 @@ from structperc.features.attributes import AttributeIndex, item_attributes
 from structperc.model import schema
 from structperc.sklearn import CRF_ONLY, StructuredPerceptron
 
-
 PEOPLE = ["Ana", "Juan", "Luis", "Marta", "Pedro"]
 PLACES = ["Madrid", "Lima", "Quito", "Bogotá"]
 WORDS = ["vive", "en", "con", "y", "visita", "la", "casa", "de", "hoy"]
@@ -481,7 +480,6 @@ def test_attribute_models_save_byte_identically(fitted, tmp_path):
 
 def test_a_template_model_is_not_loaded_as_an_estimator(tmp_path):
     from structperc.tagger import Tagger
-
     from tests.conftest import toy_columns
 
     words, pos, chunks = toy_columns()

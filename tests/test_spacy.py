@@ -23,8 +23,7 @@ from testkit import CWS_TRAIN, DOC_TRAIN  # noqa: E402
 from structperc import Tagger  # noqa: E402
 from structperc.errors import InputError, ModelFormatError  # noqa: E402
 from structperc.segmenter import Segmenter  # noqa: E402
-from structperc.spacy_component import (CONFIDENCE, StructpercComponent, StructpercTokenizer,  # noqa: E402
-                                        words_and_spaces)
+from structperc.spacy_component import CONFIDENCE, StructpercComponent, StructpercTokenizer, words_and_spaces  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CHUNK_SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"

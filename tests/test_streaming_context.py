@@ -1,6 +1,6 @@
 """`structperc tag` reads long inputs in chunks; a model whose features look at neighbouring sentences
 (the NER `doc` window) still tags every chunk as one pass would: the chunk's neighbours come along as
-context (`structperc.streaming._in_context`, `structperc.inference.tag_in_context`)."""
+context (`structperc.inference.in_context`, `structperc.inference.tag_in_context`)."""
 from __future__ import annotations
 
 import io
@@ -9,7 +9,6 @@ from testkit import DOC_TRAIN
 
 from structperc import Tagger, streaming
 from structperc.features.gazetteer import DOC_WINDOW, document_gap
-
 
 
 def _text() -> str:
@@ -58,3 +57,45 @@ def test_two_stage_chunks_see_both_windows(tmp_path):
     one_pass = _tag(tmp_path / "two", path, sentences=10_000)
     for size in (1, 13, 45):
         assert _tag(tmp_path / "two", path, sentences=size) == one_pass, size
+
+
+def test_a_chunk_gets_the_window_around_it_from_its_neighbours_and_the_context_given():
+    """`in_context` (the parts of `structperc.cluster` give it the sentences before and after them): each
+    chunk gets exactly the `gap` sentences either side of it, from the chunks and the context alike."""
+    from itertools import accumulate
+    from types import SimpleNamespace
+
+    from structperc.inference import in_context
+    from structperc.io.corpus import Corpus
+
+    def corpus(names):
+        return Corpus.from_sentences([[n] for n in names]) if names else None
+
+    def names(c):
+        return [s[0] for s in c.sentences("word")] if c is not None else []
+
+    before, after, sizes = ["b1", "b2", "b3"], ["a1", "a2", "a3"], [1, 2, 0, 1, 3]
+    flat = [f"s{i}" for i in range(sum(sizes))]
+    cuts = [0, *accumulate(sizes)]
+    chunks = [SimpleNamespace(corpus=corpus(flat[cuts[j]:cuts[j + 1]]) or Corpus.from_sentences([]))
+              for j in range(len(sizes))]
+    whole = before + flat + after
+    for gap in (1, 2, 4):
+        got = [(names(left), names(c.corpus), names(right))
+               for left, c, right in in_context(iter(chunks), gap, corpus(before), corpus(after))]
+        want = [(whole[max(0, 3 + a - gap):3 + a], flat[a:b], whole[3 + b:3 + b + gap])
+                for a, b in zip(cuts[:-1], cuts[1:])]
+        assert got == want, gap
+    assert [(left, right) for left, _, right in in_context(chunks, 0, corpus(before), corpus(after))] == \
+        [(None, None)] * len(chunks)
+
+
+def test_documents_are_kept_apart_by_the_gap_after_sentences_only():
+    """`apart`: `gap` empty sentences before each document that has sentences before it (none before the
+    first sentences, whatever empty documents come first)."""
+    from structperc.inference import apart
+
+    s1, s2, s3 = ["a"], ["b", "c"], ["d"]
+    assert apart([[s1], [], [s2, s3], []], 2) == ([s1, [], [], [], [], s2, s3, [], []], [0, 3, 5, 9])
+    assert apart([[], [s1], [s2]], 1) == ([s1, [], s2], [0, 0, 2])
+    assert apart([[s1], [s2]], 0) == ([s1, s2], [0, 1])

@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit import TOY, conll_text
 
 from structperc import Tagger
 from structperc.io.conll import read_conllu
-
-from testkit import TOY, conll_text
 
 conllu = pytest.importorskip("conllu", reason="the conllu package (test extra) checks CoNLL-U output")
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from testkit import TOY, conll_text, toy_columns
 
 from structperc import Corpus, InputError, Tagger
-
-from testkit import TOY, conll_text, toy_columns
 
 WORDS, POS, CHUNKS = toy_columns()
 X_TUPLES = [list(zip(w, p)) for w, p in zip(WORDS, POS)]

@@ -12,15 +12,25 @@ from click.testing import CliRunner
 
 from structperc import Tagger
 from structperc.cli import main
-from structperc.io.corpus import Corpus
-from structperc.io.conll import CONLLU_COLUMNS
 from structperc.errors import InputError
+from structperc.features.gazetteer import (
+    CASE_COLUMN,
+    DOC_COLUMN,
+    GAZ_COLUMN,
+    MAX_ENTITY_TOKENS,
+    Gazetteer,
+    case_column,
+    case_counts,
+    doc_roles,
+    entities,
+    jackknifed_gazetteer,
+)
 from structperc.features.index import FeatureIndex
-from structperc.features.gazetteer import (CASE_COLUMN, DOC_COLUMN, GAZ_COLUMN, MAX_ENTITY_TOKENS, Gazetteer,
-                                  case_column, case_counts, doc_roles, entities, jackknifed_gazetteer)
+from structperc.features.templates import NER, optional_columns_dropped, parse_templates, preset
+from structperc.io.conll import CONLLU_COLUMNS
+from structperc.io.corpus import Corpus
 from structperc.labels import valid_sequence
 from structperc.model.task import TASKS, get_task
-from structperc.features.templates import NER, optional_columns_dropped, parse_templates, preset
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

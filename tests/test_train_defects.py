@@ -16,12 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY, conll_text
 
 from structperc import Tagger
 from structperc.errors import InputError
 from structperc.segmenter import Segmenter
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY, conll_text
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

@@ -10,6 +10,7 @@ import zipfile
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import DOC_TRAIN, conll_text
 
 from structperc import Tagger, fitting, inference
 from structperc.cli import main
@@ -21,8 +22,6 @@ from structperc.io.corpus import Corpus
 from structperc.model import archive, schema
 from structperc.params import task_for
 from structperc.pipeline import data_tags, split_tags
-
-from testkit import DOC_TRAIN, conll_text
 
 TEMPLATE = ["w[0]", "w[-1]", "w[1]", "bias"]
 X = [[w for w, _ in s] for s in DOC_TRAIN]

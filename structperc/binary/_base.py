@@ -12,7 +12,7 @@ vector or a kernel expansion.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,6 +31,16 @@ from structperc.binary.gram import ResolvedKernel
 
 class BinaryEstimatorBase:
     """Parameter handling, label encoding and ``predict`` for binary perceptrons."""
+
+    # The constructor arguments every subclass stores (its ``__init__`` sets them).
+    eta: float
+    max_epochs: int
+    fit_intercept: bool
+    shuffle: bool
+
+    if TYPE_CHECKING:
+        # Each subclass defines ``fit``; declared here for callers holding the base type only.
+        def fit(self, X: ArrayLike, y: ArrayLike) -> BinaryEstimatorBase: ...
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -124,13 +134,17 @@ class LinearModelMixin:
     coef_: NDArray[np.float64]
     intercept_: float
 
+    if TYPE_CHECKING:
+        # Provided by ``BinaryEstimatorBase``, which every user of this mixin also derives from.
+        def _check_predict_input(self, X: ArrayLike) -> NDArray[np.float64]: ...
+
     def _set_weights(self, w: NDArray[np.float64], n_features: int, fit_intercept: bool) -> None:
         self.coef_ = w[:n_features].copy()
         self.intercept_ = float(w[n_features]) if fit_intercept else 0.0
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Signed score ``coef_ . x + intercept_`` of every row of ``X``."""
-        X = self._check_predict_input(X)  # type: ignore[attr-defined]
+        X = self._check_predict_input(X)
         return X @ self.coef_ + self.intercept_
 
 
@@ -142,6 +156,10 @@ class KernelExpansionMixin:
     y_fit_: NDArray[np.float64]
     intercept_: float
     kernel_: ResolvedKernel
+
+    if TYPE_CHECKING:
+        # Provided by ``BinaryEstimatorBase``, which every user of this mixin also derives from.
+        def _check_predict_input(self, X: ArrayLike) -> NDArray[np.float64]: ...
 
     def _set_expansion(self, X: NDArray[np.float64], y: NDArray[np.float64],
                        alpha: NDArray[np.float64], kernel: ResolvedKernel,
@@ -157,7 +175,7 @@ class KernelExpansionMixin:
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Signed score ``sum_j dual_coef_[j] y_j K(x_j, x) + intercept_`` of every row of ``X``."""
-        X = self._check_predict_input(X)  # type: ignore[attr-defined]
+        X = self._check_predict_input(X)
         sv = self.support_
         if sv.size == 0:
             return np.full(X.shape[0], self.intercept_)

@@ -42,14 +42,13 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from structperc.binary.separators import (HardMargin, as_data, gram_embedding, hard_margin, is_separable,
-                                          soft_separator)
 from structperc.binary._validation import (
     check_fraction,
     check_matrix,
     check_positive,
     check_vector,
 )
+from structperc.binary.separators import HardMargin, as_data, gram_embedding, hard_margin, is_separable, soft_separator
 
 __all__ = [
     "HardMargin",

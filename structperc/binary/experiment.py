@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -114,9 +115,9 @@ def run_experiment(
     kern = resolve_kernel(kernel, degree=degree, gamma=gamma, coef0=1.0, n_features=X.shape[1])
     if algorithm in ("primal", "margin") and not kern.is_linear:
         raise ValueError(f"the {algorithm} perceptron has no kernel; use the dual or lifted one")
-    common = dict(eta=eta, fit_intercept=fit_intercept, shuffle=shuffle, max_epochs=max_epochs,
-                  random_state=random_state)
-    kernel_args = dict(kernel=kern.name, degree=kern.degree, gamma=kern.gamma)
+    common: dict[str, Any] = dict(eta=eta, fit_intercept=fit_intercept, shuffle=shuffle,
+                                  max_epochs=max_epochs, random_state=random_state)
+    kernel_args: dict[str, Any] = dict(kernel=kern.name, degree=kern.degree, gamma=kern.gamma)
     # The points the theory talks about: homogeneous, and in the kernel's feature space.
     if kern.is_linear:
         points = homogeneous(X) if fit_intercept else X

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -184,9 +185,9 @@ update_indices_, n_features_in_
         points = (homogeneous(X) if fit_intercept else X) if kernel.is_linear else None
         A, ref, v = self._reference(G, points, signs)
         n = X.shape[0]
-        common = dict(eta=eta, max_epochs=max_epochs, shuffle=shuffle,
-                      random_state=self.random_state, rule=MistakeRule(),
-                      what=type(self).__name__)
+        common: dict[str, Any] = dict(eta=eta, max_epochs=max_epochs, shuffle=shuffle,
+                                      random_state=self.random_state, rule=MistakeRule(),
+                                      what=type(self).__name__)
         if self.form == "explicit":
             assert points is not None  # explicit form implies the linear kernel
             lifted = lift(points, A)

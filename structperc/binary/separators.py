@@ -5,7 +5,7 @@ ch. 23), the soft separator behind the lifting bound, and the points of a Gram m
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -135,7 +135,7 @@ def gram_embedding(G: ArrayLike) -> NDArray[np.float64]:
     G = check_matrix(G, name="G")
     if G.shape[0] != G.shape[1]:
         raise ValueError(f"G must be square, got shape {G.shape}")
-    G = 0.5 * (G + G.T)
+    G = cast("NDArray[np.float64]", 0.5 * (G + G.T))  # numpy's stubs type the product as Any
     s, U = np.linalg.eigh(G)
     keep = s > max(s.max(), 0.0) * G.shape[0] * np.finfo(float).eps
     if not keep.any():

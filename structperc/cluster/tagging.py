@@ -9,7 +9,7 @@ part. Standard input is read by the driver and sent in parts. The driver writes 
 in input order as they complete (a bounded number in flight), atomically to a file as
 `structperc.streaming` does, and the output is the same, byte for byte.
 
-A model whose features look at neighbouring sentences (`structperc.features.gazetteer.document_gap`
+A model whose features look at neighbouring sentences (`structperc.inference.document_window`
 > 0) gets that many sentences on each side of a part as context — tagged, not written — so its
 tags are a single pass's.
 
@@ -22,13 +22,16 @@ import io
 import os
 from collections import deque
 from dataclasses import dataclass
-from typing import IO, Any, Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from structperc.parallel.client import using, worker_threads
 from structperc.io.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
 from structperc.cluster.worker import cached_model, model_bytes
 from structperc.errors import InputError
-from structperc.io.corpus import concat, edge
+from structperc.io.corpus import concat
+
+if TYPE_CHECKING:
+    from structperc.inference import TaggingSetup
 
 _ALL = 1 << 62  # sentences per chunk: a part (bounded in bytes) is one chunk
 
@@ -57,14 +60,10 @@ class _Failure:
 class _TagJob:
     """How one input is tagged and written (the same for all its parts)."""
 
-    fmt: str
-    out_fmt: str
-    layout: Any
-    known: str | None
+    setup: TaggingSetup
     marginals: bool
     nbest: int
     unknown: str
-    gap: int
     sentences: int
 
 
@@ -80,44 +79,35 @@ def _tag_part(blob: bytes, digest: str, part: Part, job: _TagJob) -> "str | _Fai
 
 
 def _tag(model: Any, part: Part, job: _TagJob) -> str:
+    from structperc import inference
     from structperc.io import formats
 
-    out = io.StringIO()
-    if not job.gap:
-        for chunk in formats.tagging_chunks(part.source(), job.fmt, job.layout, job.sentences):
-            _write(out, model, chunk, None, None, job)
-        return out.getvalue()
+    setup, gap = job.setup, inference.document_window(model)
 
     def parse(data: bytes) -> Any:
-        chunks = formats.tagging_chunks(named_stream(data, part.name), job.fmt, job.layout, _ALL)
+        chunks = formats.tagging_chunks(named_stream(data, part.name), setup.fmt, setup.layout, _ALL)
         return concat([c.corpus for c in chunks])
 
     def context(side) -> Any:
         """Context sentences; none where they hold an error: the part they belong to reports it with its
         line, and the run stops there."""
         try:
-            return side(parse, job.gap)
+            return side(parse, gap)
         except ShortContext:
             raise
         except InputError:
             return None
 
-    chunks = list(formats.tagging_chunks(part.source(), job.fmt, job.layout, _ALL))
-    corpora = [context(part.context_before)] + [c.corpus for c in chunks] + [context(part.context_after)]
-    for j, chunk in enumerate(chunks):
-        _write(out, model, chunk, edge(corpora[:j + 1], job.gap, last=True),
-               edge(corpora[j + 2:], job.gap, last=False), job)
+    chunks: Iterable[Any] = formats.tagging_chunks(part.source(), setup.fmt, setup.layout,
+                                                   _ALL if gap else job.sentences)
+    before = after = None
+    if gap:  # the part's own errors come first, then its neighbours'
+        chunks = list(chunks)
+        before, after = context(part.context_before), context(part.context_after)
+    out = io.StringIO()
+    inference.write_tagged(out, model, chunks, setup, before=before, after=after, confidence=job.marginals,
+                           k=job.nbest, unknown=job.unknown)
     return out.getvalue()
-
-
-def _write(out: IO[str], model: Any, chunk: Any, before: Any, after: Any, job: _TagJob) -> None:
-    """Tag the chunk's sentences with their context and write them."""
-    from structperc import inference
-    from structperc.io import formats
-
-    tagged = inference.tag_in_context(model, chunk.corpus, before, after, confidence=job.marginals, k=job.nbest,
-                                      known_column=job.known, unknown=job.unknown)
-    formats.write_chunk(out, chunk, tagged.tags, job.out_fmt, job.layout, tagged.confidence, tagged.nbest)
 
 
 def _segment_part(blob: bytes, digest: str, part: Part, sep: str) -> "str | _Failure":
@@ -169,25 +159,15 @@ def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str,
 def _tag_items(tagger: Any, inputs: Sequence[Any], job: dict, parts: int | None, threads: int,
                part_bytes: int) -> Iterator[Any]:
     """``(part, _TagJob)`` for every part of every input, in order (an error ends them, in its turn)."""
-    from structperc.features.gazetteer import document_gap
-    from structperc.io import formats
-    from structperc.io.text import source_name
+    from structperc.inference import tagging_setup
 
-    task, reads = tagger.task_, tagger.reads()
-    gap = document_gap(tagger.features_.columns)
+    model = tagger.model_
     try:
         for source in inputs or ("-",):
-            layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads)
-            fmt, source = formats.resolve(source, job["input_format"], layout)
-            forced = job["forced_column"]
-            known = formats.column_name(forced, fmt, layout) if forced is not None else None
-            if known is not None and reads is not None:
-                layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
-            out_fmt = job["output_format"] or ("jsonl" if job["nbest"] else formats.default_output(fmt))
-            formats.check(fmt, out_fmt, layout, source_name(source))
-            spec = _TagJob(fmt, out_fmt, layout, known, job["marginals"], job["nbest"], job["unknown"], gap,
-                           job["sentences"])
-            for part in input_parts(source, fmt == "text", parts, threads, part_bytes):
+            setup, source = tagging_setup(model, source, job["input_format"], job["output_format"], nbest=job["nbest"],
+                                          forced_column=job["forced_column"])
+            spec = _TagJob(setup, job["marginals"], job["nbest"], job["unknown"], job["sentences"])
+            for part in input_parts(source, setup.fmt == "text", parts, threads, part_bytes):
                 yield part, spec
     except InputError as exc:
         yield exc

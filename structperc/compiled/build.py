@@ -189,7 +189,7 @@ def save(store: Path, group: str, key: dict[str, str], module: Path) -> None:
         _prune(store, group)
     except OSError as exc:
         if not entry.exists():
-            warnings.warn(f"structperc: the build of {group} is not cached in {store} ({exc})")
+            warnings.warn(f"structperc: the build of {group} is not cached in {store} ({exc})", stacklevel=1)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -245,7 +245,8 @@ class build_py(_build_py):
         try:
             compile_kernels(target)
         except Exception as exc:  # noqa: BLE001 - any failure falls back to the JIT
-            warnings.warn(f"structperc: ahead-of-time kernels not built ({exc}); numba's JIT will be used")
+            warnings.warn(f"structperc: ahead-of-time kernels not built ({exc}); numba's JIT will be used",
+                          stacklevel=1)
         if self.editable_mode:
             byte_compile_sources(target)
 

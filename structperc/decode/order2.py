@@ -20,9 +20,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from structperc.decode.values import sentence_runs
 from structperc.errors import InputError
 from structperc.features.index import Features
-from structperc.decode.values import sentence_runs
 from structperc.model.weights import Weights
 
 #: Tokens scored per call of the kernel: bounds the per-token transition tables (float32

@@ -15,8 +15,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from structperc.decode.score_kernels import backtrack, best_last, is_dense, longest, state_scores, \
-    transition_table, viterbi_step
+from structperc.decode.score_kernels import (
+    backtrack,
+    best_last,
+    is_dense,
+    longest,
+    state_scores,
+    transition_table,
+    viterbi_step,
+)
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {

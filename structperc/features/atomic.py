@@ -22,7 +22,6 @@ on code points, so long texts cost no per-character Python work.
 from __future__ import annotations
 
 import itertools
-
 import re
 from typing import Iterable, Sequence
 

@@ -102,8 +102,8 @@ class Gazetteer:
         self.case = dict(case or {})
 
     def to_json(self) -> dict:
-        data = {"entities": [[list(t), k] for t, k in sorted(self.types.items())],
-                "case": [[w, nl, nc] for w, (nl, nc) in sorted(self.case.items())]}
+        data: dict[str, Any] = {"entities": [[list(t), k] for t, k in sorted(self.types.items())],
+                                "case": [[w, nl, nc] for w, (nl, nc) in sorted(self.case.items())]}
         if self.extra:
             data["extra_columns"] = list(self.extra)
         if GAZA_COLUMN in self.extra:

@@ -19,11 +19,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from structperc.io.corpus import Corpus
 from structperc.errors import InputError
 from structperc.features.key_lookup import KeyLookup
 from structperc.features.keys import digits, recode, shift
 from structperc.features.templates import Atom, Part, Template, value_function
+from structperc.io.corpus import Corpus
 
 _SPECIALS = ["__BOS__", "__EOS__"]
 _MAX_KEY = 2 ** 62
@@ -57,10 +57,10 @@ class Features:
     values: np.ndarray | None = None
 
 
-def checked_values(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+def checked_values(values: np.ndarray | None, ids: np.ndarray) -> np.ndarray:
     """Attribute values as the compiled kernels read them: C-contiguous float32 of the attribute ids'
     shape, finite (one NaN or infinity would spread through every weight it touches), else
-    `InputError`. The one check of training and decoding."""
+    `InputError` (None too: it has the wrong shape). The one check of training and decoding."""
     v = np.asarray(values)
     if v.shape != ids.shape:
         raise InputError(f"attribute values of shape {v.shape} do not match the attribute ids "
@@ -180,9 +180,10 @@ class FeatureIndex:
         return ["0" if v in known else "1" for v in distinct]
 
     def _vocab_lookup(self, i: int) -> dict[str, int]:
-        if self._lookup[i] is None:
-            self._lookup[i] = {w: j for j, w in enumerate(self.vocabs[i])}
-        return self._lookup[i]
+        lookup = self._lookup[i]
+        if lookup is None:
+            lookup = self._lookup[i] = {w: j for j, w in enumerate(self.vocabs[i])}
+        return lookup
 
     def _part_codes(self, part: Part, atom_codes: dict[Atom, np.ndarray], raw: Callable[[str], np.ndarray],
                     pos: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, int]:
@@ -317,7 +318,7 @@ class FeatureIndex:
         """Step 2 on one shard (after `grow_vocabularies`): each template's distinct keys, sorted,
         and their counts. ``tokens``: the shard is these tokens of ``corpus`` (whole sentences)."""
         key_of = self._key_maker(corpus, grow=False, tokens=tokens)
-        return [tuple(np.unique(key_of(ti)[0], return_counts=True)) for ti in range(len(self.templates))]
+        return [np.unique(key_of(ti)[0], return_counts=True) for ti in range(len(self.templates))]
 
     def merge_key_tables(self, shards: Sequence[list[tuple[np.ndarray, np.ndarray]]]) -> None:
         """Reduce of step 2: each template's table is the union of the shards' keys seen at least
@@ -367,14 +368,14 @@ class FeatureIndex:
         old_offsets = (self.offsets(False), self.offsets(True))
         old_tables = []
         all_keys, radix = self._keys(corpus, grow=True)
-        for ti, t in enumerate(self.templates):
+        for ti, _t in enumerate(self.templates):
             table = recode(self.keys[ti], self.radix[ti], radix[ti])
             old_tables.append(table)
             self.keys[ti] = np.union1d(table, self._table(all_keys[ti]))
         self.radix = radix
         remaps = []
         self.drop_lookup_tables()
-        for transition, offsets in zip((False, True), old_offsets):
+        for transition, _offsets in zip((False, True), old_offsets):
             new_offsets = self.offsets(transition)
             parts = [np.searchsorted(self.keys[ti], old_tables[ti]) + new_offsets[col]
                      for col, ti in enumerate(self._group(transition))]

@@ -240,7 +240,7 @@ class SegmentationDictionary:
         profiles = self.profiles if self.extended else {}
         for chars in corpus.sentences("char"):
             text = "".join(chars)
-            vals = lookup.columns(text)
+            vals: tuple[list[str], ...] = lookup.columns(text)
             if self.extended:
                 vals += lookup.length_sets(text) + ([profiles.get(ch, "0") for ch in text],) \
                     + type_runs(list(text))
@@ -252,7 +252,7 @@ class SegmentationDictionary:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
     def to_json(self) -> dict:
-        data = {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
+        data: dict[str, Any] = {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
         if self.extended:
             data["extended"] = True
         return data

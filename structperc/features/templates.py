@@ -44,7 +44,7 @@ def _shape(s: str) -> str:
 
 def _short_shape(s: str) -> str:
     shape = _shape(s)
-    out = []
+    out: list[str] = []
     for ch in shape:
         if not out or out[-1] != ch:
             out.append(ch)
@@ -161,8 +161,8 @@ def _parse_part(text: str, source: str) -> Part | None:
         func, inner = m.group(1), m.group(2)
         if func == "same":
             refs = [r.strip() for r in inner.split(",")]
-            parsed = [_REF.match(r) for r in refs]
-            if len(refs) != 2 or not all(parsed) or parsed[0].group(1) != parsed[1].group(1):
+            parsed = [m for m in (_REF.match(r) for r in refs) if m is not None]
+            if len(refs) != 2 or len(parsed) != len(refs) or parsed[0].group(1) != parsed[1].group(1):
                 raise InputError(f"same() takes two offsets of one column, e.g. same(c[0],c[-1]): "
                                  f"{text!r}", source)
             column = COLUMN_ALIASES.get(parsed[0].group(1), parsed[0].group(1))
@@ -213,8 +213,8 @@ def parse_template(text: str, source: str = "<template>") -> Template:
     parts = [_parse_part(p, source) for p in pieces]
     if None in parts and len(parts) > 1:
         raise InputError(f"bias cannot be combined with other parts: {text!r}", source)
-    parts = tuple(p for p in parts if p is not None)
-    return Template(text.replace(" ", ""), parts, transition)
+    kept = tuple(p for p in parts if p is not None)
+    return Template(text.replace(" ", ""), kept, transition)
 
 
 def optional_columns_dropped(lines: list[str], columns: set[str]) -> list[str]:
@@ -234,7 +234,8 @@ def optional_columns_dropped(lines: list[str], columns: set[str]) -> list[str]:
 
 def parse_templates(lines: list[str], source: str = "<template>") -> list[Template]:
     """Parse a list of templates, rejecting duplicates (they would double-count a feature)."""
-    out, seen = [], {}
+    out: list[Template] = []
+    seen: dict[tuple[bool, tuple[str, ...]], str] = {}
     for number, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#"):

@@ -8,12 +8,21 @@ from typing import IO, Any, Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from structperc.errors import InputError
 from structperc.io.corpus import Corpus, compact
 from structperc.io.parse import CONLLU_COLUMNS, ColumnParser, ReadPart, conllu_blocks, conllu_fast, split_fields
 from structperc.io.scan import Interner, RawLines, RawPiece, scan_piece
-from structperc.io.text import (ASCII_WS, count_lines, decode_lines, line_blocks, mapped_pieces, open_text_lines,
-                                piece_bytes, source_name)
-from structperc.errors import InputError
+from structperc.io.text import (
+    ASCII_WS,
+    count_lines,
+    decode_lines,
+    line_blocks,
+    mapped_pieces,
+    open_text_lines,
+    piece_bytes,
+    source_name,
+)
+
 
 class _LeanReader:
     """Reads a file piece by piece into integer codes of the wanted columns and their distinct values
@@ -61,6 +70,7 @@ class _LeanReader:
                 parsed = conllu_blocks(line_blocks(enumerate(lines, first), True), self.name,
                                        self.keep_lines)
         else:
+            assert parser is not None  # column files always come with their parser (`_column_reader`)
             parsed = parser.parse_piece(first, data, self.keep_lines)
         # past the file's width (an absent optional column) the numpy path has no list at all
         codes = [self.interner.add_strings(k, parsed.values[j] if j < len(parsed.values) else [])
@@ -74,17 +84,22 @@ class _LeanReader:
 
     # ------------------------------------------------------------ assembling
     def empty(self) -> ReadPart:
-        return ReadPart([[] for _ in self.want], [], [], RawLines() if self.keep_lines else None)
+        # an accumulator for `extend`: its fields are lists of arrays until `merge`
+        codes: list[Any] = [[] for _ in self.want]
+        lengths: Any = []
+        starts: Any = []
+        return ReadPart(codes, lengths, starts, RawLines() if self.keep_lines else None)
 
     @staticmethod
     def extend(into: ReadPart, part: ReadPart) -> None:
         """Append ``part`` to ``into`` (whose fields are lists of arrays until `merge`)."""
-        for store, codes in zip(into.codes, part.codes):
+        acc: Any = into  # typed as the merged part it becomes; its fields are lists until then
+        for store, codes in zip(acc.codes, part.codes):
             store.append(codes)
-        into.lengths.append(part.lengths)
-        into.starts.append(part.starts)
+        acc.lengths.append(part.lengths)
+        acc.starts.append(part.starts)
         if part.raw is not None:
-            into.raw.pieces.extend(part.raw.pieces)
+            acc.raw.pieces.extend(part.raw.pieces)
 
     @staticmethod
     def merge(part: ReadPart) -> ReadPart:

@@ -252,7 +252,7 @@ class Corpus:
         tokens: Sequence[Sequence[str]],
         tags: Sequence[Sequence[str]] | None = None,
         *,
-        extra: dict[str, Sequence[Sequence[str]]] | None = None,
+        extra: Mapping[str, Sequence[Sequence[str]]] | None = None,
         token_column: str = "word",
         tag_column: str = "tag",
         source: str = "<memory>",

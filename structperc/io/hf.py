@@ -12,8 +12,8 @@ from typing import Any, Iterator, Mapping
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
 
-from structperc.io.corpus import Corpus
 from structperc.errors import InputError
+from structperc.io.corpus import Corpus
 
 
 def _names(dataset: Any, column: str):

@@ -129,6 +129,7 @@ class ColumnParser:
         if self.width is None:
             self._first_width(int(widths[0]), first + int(rows[0]))
         width = self.width
+        assert width is not None  # `_first_width` set it (or raised)
         if (widths != width).any():
             return None
         # \x1c-\x1f and non-ASCII spaces are part of a field: a slower split where the piece has any

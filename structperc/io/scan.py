@@ -52,7 +52,8 @@ class Interner:
             self.arena = np.empty(1 << 16, dtype=np.uint8)
             self.state = np.zeros(2 + n_columns, dtype=np.int64)
         else:
-            self.index = [defaultdict(itertools.count().__next__) for _ in range(n_columns)]
+            self.index: list[defaultdict[str, int]] = [defaultdict(itertools.count().__next__)
+                                                       for _ in range(n_columns)]
 
     # ------------------------------------------------------------ compiled table
     def reserve(self, n_bytes: int) -> None:

@@ -7,9 +7,9 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from structperc.errors import InputError
 from structperc.io.corpus import Corpus
 from structperc.io.text import open_text_lines
-from structperc.errors import InputError
 
 
 def read_segmented(path) -> Iterator[tuple[int, list[str]]]:

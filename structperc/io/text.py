@@ -3,12 +3,11 @@ pieces cut at sentence breaks, and numbered lines; errors name the file and line
 from __future__ import annotations
 
 import gzip
-import zlib
 import mmap
 import os
 import sys
+import zlib
 from typing import IO, Iterable, Iterator
-
 
 from structperc.errors import InputError
 
@@ -27,7 +26,7 @@ def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
         yield from enumerate(lines, first)
 
 
-def open_binary(path) -> tuple[str, IO[bytes], bool]:
+def open_binary(path) -> tuple[str, IO[bytes] | gzip.GzipFile, bool]:
     """(name for messages, binary stream, whether we opened it and must close it)."""
     if hasattr(path, "read"):
         name = getattr(path, "name", "<stream>")

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.features.index import FeatureIndex
 from structperc.features.pruning import prune_vocabularies
 from structperc.model.schema import Model
 from structperc.model.weights import Weights, with_zero_row
@@ -113,7 +114,9 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
     fi = copy.deepcopy(model.features)
     fi.prune(keep_state, keep_trans)
     vocab_before = vocab_after = sum(len(v) for v in fi.vocabs)
-    if prune_vocabulary:
+    if prune_vocabulary and isinstance(fi, FeatureIndex):
+        # an `AttributeIndex` (a model of the sklearn face) has no template key tables to re-encode:
+        # its attributes are whole strings, and pruning them above is all there is
         vocab_before, vocab_after = prune_vocabularies(fi)
     weights = Weights(w.sparse.select(keep_state), w.trans.copy(),
                       with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy(),
@@ -140,5 +143,7 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
     provenance["compressed"] = record
     stage1 = None if model.stage1 is None else \
         compress(model.stage1, keep=keep, threshold=threshold, prune_vocabulary=prune_vocabulary)
-    return dataclasses.replace(copy.deepcopy(dataclasses.replace(model, features=None, weights=None, stage1=None)),
+    # The deep copy is of a shell without the large tables (None for a moment), refilled at once.
+    shell = dataclasses.replace(model, features=None, weights=None, stage1=None)  # type: ignore[arg-type]
+    return dataclasses.replace(copy.deepcopy(shell),
                                features=fi, weights=weights, provenance=provenance, stage1=stage1)

@@ -47,20 +47,28 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
+from structperc.features.ambiguity import AmbiguityClasses
 from structperc.features.attributes import AttributeIndex
+from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import ColumnDictionary, Dictionaries
 from structperc.features.dictionary import parts as dictionary_parts
-from structperc.features.ambiguity import AmbiguityClasses
-from structperc.features.clusters import ClusterMap
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
-from structperc.features.variety import AccessorVariety
 from structperc.features.templates import parse_templates
+from structperc.features.variety import AccessorVariety
 from structperc.labels import LabelSet, transition_mask
 from structperc.labels.schemes import SPAN_SCHEMES
-from structperc.model.archive import (FORMAT_VERSION, archive_path, dense_rows, load_archive, pair_arrays, save_archive,
-                                      sparse_rows, state_from_arrays)
+from structperc.model.archive import (
+    FORMAT_VERSION,
+    archive_path,
+    dense_rows,
+    load_archive,
+    pair_arrays,
+    save_archive,
+    sparse_rows,
+    state_from_arrays,
+)
 from structperc.model.task import Task
 from structperc.model.weights import Weights
 

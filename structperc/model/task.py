@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from structperc.io.conll import CONLLU_COLUMNS
 from structperc.errors import InputError
+from structperc.io.conll import CONLLU_COLUMNS
 
 
 @dataclass(frozen=True)

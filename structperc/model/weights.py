@@ -12,7 +12,6 @@ from structperc.errors import InputError
 from structperc.model.state_weights import StateWeights
 
 
-
 @dataclass
 class Weights:
     """Weights of a linear-chain model.

@@ -54,12 +54,11 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from structperc.parallel.client import CONNECT_TIMEOUT, distributed_module, using
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
-from structperc.train.mixing import (MIXED, Shard, ShardResult, mix,
-                                     mixing_numerators, shard_epoch)
+from structperc.parallel.client import CONNECT_TIMEOUT, distributed_module, using
+from structperc.train.mixing import MIXED, Shard, ShardResult, mix, mixing_numerators, shard_epoch
 from structperc.train.perceptron import PerceptronState
 from structperc.train.workers import WorkerError
 

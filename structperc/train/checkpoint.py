@@ -31,10 +31,12 @@ from pathlib import Path
 import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
+from structperc.features.index import FeatureIndex
 from structperc.model.archive import load_archive, save_archive
 from structperc.model.state_weights import FeatureSet, all_pairs
+from structperc.model.task import Task
 from structperc.model.weights import Weights
-from structperc.train.perceptron import PerceptronState
+from structperc.train.perceptron import UPDATE_DEFAULTS, PerceptronState
 
 CHECKPOINT = "checkpoint.zip"
 #: The sparse layout's number in a checkpoint's metadata (`load_checkpoint` reads layout 1, dense, too).
@@ -60,6 +62,23 @@ class Checkpointer:
         if self.written is None:
             _remove_temporaries(self.directory)
         self.written = save_checkpoint(self.directory, state, self.fingerprint, cache=self.cache)
+
+
+def checkpoint_fingerprint(template_lines: list[str], labels: list[str], index: FeatureIndex, task: Task,
+                           params: dict, data: str, scale: dict, *, parts: int | None = None,
+                           partial: bool = False) -> dict:
+    """What a checkpoint records of its run, and a resumed run must match (`load_checkpoint`): the
+    templates, labels, seed, attribute counts and tag scheme, the digest ``data`` of the training
+    data (read by the workers: in ``parts`` parts), the options that change training where they
+    differ from their defaults (the feature set, the update rule's `UPDATE_DEFAULTS`), the unknown
+    tag of ``partial``ly labelled data, and the parameter mixing's ``scale`` (workers, mixing)."""
+    return {"templates": template_lines, "labels": labels, "seed": params["seed"],
+            "attributes": [index.n_state_attributes, index.n_transition_attributes],
+            "scheme": [task.model_scheme, task.constrained], "data": data,
+            **({"parts": parts} if parts is not None else {}),
+            **({"feature_set": params["feature_set"]} if params.get("feature_set", "all") != "all" else {}),
+            **{k: params[k] for k, d in UPDATE_DEFAULTS.items() if params.get(k, d) != d},
+            **({"unknown_tag": params.get("unknown_tag", "?")} if partial else {}), **scale}
 
 
 def save_checkpoint(directory: str | os.PathLike, state: PerceptronState, fingerprint: dict,

@@ -71,8 +71,16 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
-from structperc.train.perceptron import (EpochInputs, EpochReport, PerceptronState, _result, end_of_epoch,
-                                         epoch_inputs, margin_hyperparameters, run_epoch)
+from structperc.train.perceptron import (
+    EpochInputs,
+    EpochReport,
+    PerceptronState,
+    _result,
+    end_of_epoch,
+    epoch_inputs,
+    margin_hyperparameters,
+    run_epoch,
+)
 
 MIXINGS = ("uniform", "mistakes")
 DEFAULT_MIXING = "uniform"
@@ -176,8 +184,8 @@ def shard_epoch(shard: Shard, arrays: dict[str, np.ndarray], pairs: tuple[np.nda
     ``track`` runs the kernel a sentence at a time (the same updates in the same order: the same
     bits) to learn which sentences made an update, and reports the attributes of their tokens: the
     only rows the epoch can have changed (what `mix_rows` mixes)."""
-    state = PerceptronState(*(arrays[name] for name in MIXED), c=c, ptr=pairs[0], labels=pairs[1],
-                            active=pairs[2])
+    W, U, Wt, Ut, Wc, Uc = (arrays[name] for name in MIXED)
+    state = PerceptronState(W, U, Wt, Ut, Wc, Uc, c=c, ptr=pairs[0], labels=pairs[1], active=pairs[2])
     order = shard.order(epoch)
     if not track:
         return ShardResult(*run_epoch(shard.inputs, state, order), state.c)
@@ -237,8 +245,8 @@ def _mix_kernels(dtype: np.dtype) -> tuple[Callable, Callable, Callable] | None:
 
     suffix = "f4" if dtype == np.float32 else "f8"
     names = (f"mix_accumulate_{suffix}", f"mix_finish_{suffix}", f"mix_write_{suffix}")
-    found = [loader.aot(name) for name in names]
-    if any(f is None for f in found):
+    found = [f for f in (loader.aot(name) for name in names) if f is not None]
+    if len(found) < len(names):
         from structperc.train import epoch_kernels
 
         found = [getattr(epoch_kernels, name) for name in names]

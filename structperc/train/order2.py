@@ -22,8 +22,13 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
-from structperc.train.perceptron import (EpochReport, PerceptronState, check_kernel_inputs, check_values,
-                                         partial_sentences)
+from structperc.train.perceptron import (
+    EpochReport,
+    PerceptronState,
+    check_kernel_inputs,
+    check_values,
+    partial_sentences,
+)
 
 
 @dataclass

@@ -8,14 +8,15 @@ from __future__ import annotations
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import IO, Callable
+from io import BufferedRandom
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from structperc.features.index import Features, checked_values
 from structperc.errors import InputError
+from structperc.features.index import Features, checked_values
+from structperc.model.state_weights import FeatureSet, StateWeights, all_pairs, feature_set
 from structperc.model.weights import Weights
-from structperc.model.state_weights import FeatureSet, StateWeights, all_pairs
 
 
 @dataclass
@@ -61,14 +62,16 @@ class PerceptronState:
     Uc: np.ndarray         # (AT, L + 1, L) float64
     c: int = 0             # instances processed so far
     epoch: int = 0         # epochs completed
-    rng_state: dict = field(default_factory=dict)
+    rng_state: Mapping[str, Any] = field(default_factory=dict)
     best_score: float | None = None   # best dev score so far, its epoch and averaged weights
     best_epoch: int = 0
     best: Weights | None = None
-    ptr: np.ndarray | None = None     # the state feature set (see `structperc.model.state_weights`),
-    labels: np.ndarray | None = None  # required: `zeros` and checkpoints give it
-    active: np.ndarray | None = None
-    spill: IO[bytes] | None = field(default=None, repr=False, compare=False)  # see `remember_best`
+    # None only as the constructor's default: `__post_init__` refuses a missing ptr or labels and
+    # makes a missing active empty, so a constructed state always holds the three arrays.
+    ptr: np.ndarray = None  # type: ignore[assignment]  # the state feature set (see
+    labels: np.ndarray = None  # type: ignore[assignment]  # `structperc.model.state_weights`),
+    active: np.ndarray = None  # type: ignore[assignment]  # required: `zeros` and checkpoints give it
+    spill: BufferedRandom | None = field(default=None, repr=False, compare=False)  # see `remember_best`
     spilled: tuple | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -96,6 +99,21 @@ class PerceptronState:
                    np.zeros((n_transition_attributes, L + 1, L), np.float32),
                    np.zeros((n_transition_attributes, L + 1, L)), ptr=ptr, labels=labels,
                    active=active)
+
+    @classmethod
+    def fresh(cls, index: Any, n_labels: int, kind: str = "all", X: np.ndarray | None = None,
+              y: np.ndarray | None = None, *, allowed: np.ndarray | None = None,
+              extra: tuple[np.ndarray, np.ndarray] | None = None) -> "PerceptronState":
+        """The state a training run starts from: zeros over the state and transition attributes of
+        ``index`` (a feature index) and ``n_labels`` labels, on the feature set ``kind`` of the
+        training data (`structperc.model.state_weights.feature_set`: state attribute ids ``X``, gold
+        label ids ``y``, the partial labels ``allowed``, an earlier model's pairs ``extra``); with no
+        data (the workers hold it), every pair."""
+        A = index.n_state_attributes
+        pairs = None if X is None or y is None else feature_set(kind, X, y, A, n_labels, extra=extra, allowed=allowed)
+        if pairs is None and kind != "all":
+            raise ValueError(f"the {kind!r} feature set is made from the training data: give X and y")
+        return cls.zeros(A, index.n_transition_attributes, n_labels, pairs)
 
     @property
     def pairs(self) -> StateWeights:
@@ -163,7 +181,8 @@ class PerceptronState:
             return self.best
         self.spill.seek(0)
         values = into if into is not None else np.empty(len(self.labels), dtype=np.float32)
-        if self.spill.readinto(memoryview(values).cast("B")) != values.nbytes:
+        # numpy's stubs declare the buffer protocol (``__buffer__``) for Python >= 3.12 only
+        if self.spill.readinto(memoryview(values).cast("B")) != values.nbytes:  # type: ignore[arg-type]
             raise OSError("the spilled best weights could not be read back")
         trans, cond, mask, end = self.spilled
         return Weights(StateWeights(self.ptr, self.labels, values, self.Wt.shape[1]), trans, cond, mask, end)
@@ -228,6 +247,8 @@ def check_values(values: np.ndarray | None, X: np.ndarray) -> np.ndarray | None:
 
 #: The step rules of `train_perceptron`'s ``step``.
 STEPS = ("perceptron", "pa")
+#: The update rule's parameters (`train_perceptron`) and their defaults.
+UPDATE_DEFAULTS = {"step": "perceptron", "margin": 0.0, "C": 1.0}
 
 
 def margin_hyperparameters(margin: float, step: str, C: float) -> np.ndarray | None:
@@ -364,14 +385,14 @@ def train_perceptron(
     inputs = epoch_inputs(feats, y, state, mask, end, allowed, values, margin_hyperparameters(margin, step, C))
     mask, end = inputs.mask, inputs.end
     n_sent = inputs.n_sent
-    step = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
+    per_call = max(1, -(-n_sent // PROGRESS_STEPS)) if progress is not None else max(n_sent, 1)
     rng = np.random.default_rng(seed)
     if state.rng_state:
         rng.bit_generator.state = state.rng_state
     while state.epoch < epochs:
         started = time.perf_counter()
         order = rng.permutation(n_sent).astype(np.int64) if shuffle else np.arange(n_sent, dtype=np.int64)
-        mistakes, token_errors, skipped = run_epoch(inputs, state, order, step, progress)
+        mistakes, token_errors, skipped = run_epoch(inputs, state, order, per_call, progress)
         state.epoch += 1
         state.rng_state = rng.bit_generator.state
         report = EpochReport(state.epoch, epochs, mistakes, token_errors, n_sent, inputs.n_tok,
@@ -422,7 +443,7 @@ class EpochInputs:
         rows = slice(lo, hi)
         per_token = self.allowed is not None and len(self.allowed)
         return EpochInputs(self.X[rows], self.XT[rows], self.y[rows], self.ptr[a:b + 1] - lo, self.mask, self.end,
-                           self.kernel, self.allowed[rows] if per_token else self.allowed,
+                           self.kernel, self.allowed[rows] if per_token and self.allowed is not None else self.allowed,
                            self.partial[a:b] if self.partial is not None and len(self.partial) else self.partial,
                            None if self.V is None else self.V[rows], self.H)
 

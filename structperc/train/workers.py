@@ -29,13 +29,16 @@ import tempfile
 import traceback
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from structperc.errors import InputError, StructpercError
 from structperc.train.mixing import MIXED, Shard, ShardResult, mix, mix_rows, mixing_numerators, shard_epoch
 from structperc.train.perceptron import PerceptronState
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 START_METHODS = ("fork", "spawn", "forkserver")
 Spec = dict[str, tuple[tuple[int, ...], str]]  # array name -> (shape, dtype)
@@ -156,7 +159,8 @@ class ProcessShards:
         for i in range(n):
             _create(self._dir, f"shard{i}", arrays)
         _create(self._dir, "pairs", pair_arrays)
-        ctx = mp.get_context(self.method)
+        # `START_METHODS` only: typeshed's `BaseContext` (get_context's type for a str) has no Process
+        ctx = cast("ForkContext | ForkServerContext | SpawnContext", mp.get_context(self.method))
         for i, shard in enumerate(self.shards):
             ours, theirs = ctx.Pipe()
             proc = ctx.Process(target=_serve, name=f"structperc-ipm-{i}", daemon=True,

@@ -59,7 +59,7 @@ def test_structured_trainer_makes_the_binary_perceptrons_updates():
         mistakes = []
         train_perceptron(feats, gold, state, mask=np.zeros((3, 2)), end=np.zeros(2),
                          epochs=clf.n_epochs_, shuffle=False,
-                         callback=lambda r: mistakes.append(r.mistakes))
+                         callback=lambda r, mistakes=mistakes: mistakes.append(r.mistakes))
         assert mistakes == list(clf.mistakes_per_epoch_), seed
         W = state.pairs.to_dense()
         np.testing.assert_array_equal(W[:, 0] - W[:, 1], clf.coef_)

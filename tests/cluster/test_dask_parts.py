@@ -16,6 +16,7 @@ import gzip
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import SAMPLE_TRAIN
 
 from structperc import Tagger
 from structperc.errors import InputError
@@ -23,12 +24,11 @@ from structperc.features.templates import resolve_template
 from structperc.io.conll import read_corpus
 from structperc.io.parts import file_parts
 from structperc.model.schema import masks
+from structperc.model.state_weights import all_pairs
 from structperc.model.task import get_task
 from structperc.pipeline import training_instances
 from structperc.train.mixing import Shard, train_mixed
 from structperc.train.perceptron import PerceptronState, epoch_inputs
-from structperc.model.state_weights import all_pairs
-from testkit import SAMPLE_TRAIN
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 from structperc.parallel.client import connect  # noqa: E402

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from testkit import CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import Segmenter, Tagger, streaming
 from structperc.cli import main
 from structperc.errors import InputError
 from structperc.features.gazetteer import DOC_WINDOW, document_gap
-from testkit import CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 from structperc.cluster import tagging, worker  # noqa: E402

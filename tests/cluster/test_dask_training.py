@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+from testkit import SAMPLE_TRAIN
 
 from structperc.errors import InputError
 from structperc.features.templates import resolve_template
@@ -29,11 +30,10 @@ from structperc.model.task import get_task
 from structperc.pipeline import training_instances
 from structperc.train.mixing import MIXED, SerialShards, make_shards, train_mixed
 from structperc.train.perceptron import EpochReport, PerceptronState, epoch_inputs, train_perceptron
-from testkit import SAMPLE_TRAIN
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
-from structperc.parallel.client import connect  # noqa: E402
 from structperc.parallel import dask_training  # noqa: E402
+from structperc.parallel.client import connect  # noqa: E402
 from structperc.parallel.dask_training import DaskShards, epoch_task, scratch_bytes, train_on_dask  # noqa: E402
 
 SENTENCES = 400
@@ -272,8 +272,9 @@ def test_fit_with_dask_gives_the_model_of_local_workers(client, tmp_path, monkey
     """``Tagger.fit(workers=2, dask=...)`` (what ``structperc train --workers 2 --dask ADDRESS`` calls) saves
     the same model bytes as ``workers=2`` on this machine's processes; ``dask`` without ``workers`` > 1
     is refused in one line."""
-    from structperc import Tagger
     from testkit import SAMPLE_TRAIN
+
+    from structperc import Tagger
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")  # the training date in the model
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lattices import corpus_ids
 
 from structperc.compiled import loader
 from structperc.decode import constrained_kernels, tag_kernels
@@ -18,8 +19,6 @@ from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights, feature_set
 from structperc.model.weights import Weights
-
-from lattices import corpus_ids
 
 AOT_KERNEL = loader.aot("decode_corpus_allowed")
 aot = pytest.mark.skipif(AOT_KERNEL is None, reason="the _aot_constrained build is absent or stale "

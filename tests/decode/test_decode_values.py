@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc.compiled import loader
 from structperc.decode import values as values_mod
@@ -31,8 +32,6 @@ from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights
 from structperc.model.weights import Weights
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import structperc.decode.decoder as model_module
+from structperc.decode.decoder import predict
 from structperc.decode.viterbi import viterbi_batch
 from structperc.features.index import Features
 from structperc.labels import LabelSet, transition_mask, valid_sequence
 from structperc.model.weights import Weights, with_zero_row
 from structperc.train.epoch_kernels import viterbi as compiled_viterbi
-from structperc.decode.decoder import predict
 
 NEG = -np.inf
 

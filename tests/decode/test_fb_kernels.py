@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc.compiled import loader
 from structperc.decode import fb_kernels
@@ -20,8 +21,6 @@ from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights
 from structperc.model.weights import Weights
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 NEG = -np.inf
 AOT = loader.aot("fb_corpus")

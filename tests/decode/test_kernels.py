@@ -11,15 +11,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lattices import corpus_ids
 
 from structperc.compiled import loader as kernels
-
 from structperc.decode import tag_kernels
-
-from structperc.train import epoch_kernels as train_kernels
 from structperc.decode.decoder import predict
-
-from lattices import corpus_ids
+from structperc.train import epoch_kernels as train_kernels
 
 aot = pytest.mark.skipif(kernels.mode() != "aot", reason="structperc._aot is not built (pip install "
                          "builds it; `python -m structperc.compiled.build` rebuilds it in place)")
@@ -93,8 +90,8 @@ def test_train_epoch_aot_equals_jit(KT, kind):
 @pytest.mark.parametrize("KT", [0, 3])
 def test_decode_corpus_aot_equals_jit_and_numpy(KT, kind):
     from structperc.features.index import Features
-    from structperc.model.weights import Weights
     from structperc.model.state_weights import StateWeights
+    from structperc.model.weights import Weights
 
     rng = np.random.default_rng(10 + KT)
     ptr, X, XT, y, mask, end, A, AT, L = _problem(rng, n_sent=60, KT=KT)
@@ -134,8 +131,8 @@ def test_decode_corpus_every_label_count(L, KT, kind, seed):
     the remainder (and scalar code below 4 labels): every L gives the numpy decoder's labels, on
     small integer weights where ties abound (the lowest previous label must win each one)."""
     from structperc.features.index import Features
-    from structperc.model.weights import Weights
     from structperc.model.state_weights import StateWeights
+    from structperc.model.weights import Weights
 
     rng = np.random.default_rng(seed)
     ptr, X, XT, y, mask, end, A, AT, _ = _problem(rng, n_sent=6, L=L, KT=KT)

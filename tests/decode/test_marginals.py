@@ -9,16 +9,23 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc.decode.decoder import predict
-from structperc.decode.marginals import (forward_backward_batch, log_partition_batch, marginals, path_log_prob,
-                                         path_log_probs, path_scores, span_log_probs, span_probs)
+from structperc.decode.marginals import (
+    forward_backward_batch,
+    log_partition_batch,
+    marginals,
+    path_log_prob,
+    path_log_probs,
+    path_scores,
+    span_log_probs,
+    span_probs,
+)
 from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.labels import LabelSet, transition_mask
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 NEG = -np.inf
 TEMPERATURES = [0.25, 1.0, 3.7]

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_marginals import enumerate_paths, featurize
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY
 
 from structperc.decode import decoder
 from structperc.decode.marginals import path_scores
@@ -14,9 +16,6 @@ from structperc.decode.nbest import _live_cells, nbest, nbest_batch
 from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.features.index import Features
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY
-from test_marginals import enumerate_paths, featurize
 
 NEG = -np.inf
 

@@ -10,18 +10,17 @@ import warnings
 
 import numpy as np
 import pytest
+from test_cli import assert_clean_error, first_sentences, run
+from test_marginals import featurize
+from test_nbest import _VALUES, COLUMNS, NEG, ranking
+from test_nbest_kernels import AOT, KERNELS, kernel_inputs, run_kernel
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import inference
 from structperc.decode import nbest as nbest_module
 from structperc.decode.nbest import MAX_K, check_k, nbest, nbest_batch, nbest_chunk
 from structperc.decode.nbest_kernels import nbest_corpus, nbest_counted
 from structperc.errors import InputError
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
-from test_cli import assert_clean_error, first_sentences, run
-from test_marginals import featurize
-from test_nbest import _VALUES, COLUMNS, NEG, ranking
-from test_nbest_kernels import AOT, KERNELS, kernel_inputs, run_kernel
 
 
 def lattice(T=28, L=40, seed=0):

@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_marginals import featurize
+from test_nbest import _VALUES, COLUMNS, NEG, ranking
+from testkit import SAMPLE_TEST, TOY
 
 from structperc.compiled import loader
 from structperc.decode import decoder
@@ -21,10 +24,6 @@ from structperc.decode.nbest import nbest, nbest_batch
 from structperc.decode.nbest_kernels import nbest_corpus
 from structperc.errors import InputError
 from structperc.features.index import Features
-
-from testkit import SAMPLE_TEST, TOY
-from test_marginals import featurize
-from test_nbest import COLUMNS, NEG, _VALUES, ranking
 
 AOT = loader.aot("nbest_corpus")
 KERNELS = [pytest.param(nbest_corpus, id="jit"),
@@ -216,9 +215,10 @@ def test_continuous_scores_where_pruning_prunes(kernel):
 # ------------------------------------------------------------------------------ the driver
 @pytest.fixture(scope="module")
 def cond_tagger():
+    from testkit import SAMPLE_TRAIN
+
     from structperc import Tagger
     from structperc.features.templates import preset
-    from testkit import SAMPLE_TRAIN
     return Tagger.train(str(SAMPLE_TRAIN), columns=COLUMNS, template=preset("crfsuite") + ["y[-1]|y[0]|pos[0]"],
                         epochs=2, seed=0)
 

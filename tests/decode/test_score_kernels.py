@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_fb_kernels import make_problem
 
 from structperc.compiled import loader
 from structperc.decode import score_kernels as SK
-
-from test_fb_kernels import make_problem
 
 PACKAGE = Path(loader.__file__).resolve().parent.parent
 

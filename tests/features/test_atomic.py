@@ -10,8 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.features.atomic import (DIGIT, KINDS, LATIN, MIN_RUNS, SPLIT_THRESHOLD, AtomicStats,
-                                        code_points, constrain, inside, whole_spans)
+from structperc.features.atomic import (
+    DIGIT,
+    KINDS,
+    LATIN,
+    MIN_RUNS,
+    SPLIT_THRESHOLD,
+    AtomicStats,
+    code_points,
+    constrain,
+    inside,
+    whole_spans,
+)
 
 # regular-expression statements of the two kinds, to check the numpy version against
 _LATIN_RE = re.compile("[A-Za-zÀ-ÖØ-öø-ɏＡ-Ｚａ-ｚ]+")

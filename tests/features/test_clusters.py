@@ -10,8 +10,7 @@ from click.testing import CliRunner
 
 from structperc.cli.clusters import clusters_command
 from structperc.errors import InputError
-from structperc.features.clusters import (UNKNOWN, ClusterLearner, ClusterMap, learn_clusters, read_paths,
-                                          write_paths)
+from structperc.features.clusters import UNKNOWN, ClusterLearner, ClusterMap, learn_clusters, read_paths, write_paths
 from structperc.io.corpus import Corpus
 
 # "cat" and "dog" (and "sat"/"ran", "the"/"a") occur in the same contexts

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.io.corpus import Corpus
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
 from structperc.features.templates import parse_templates
+from structperc.io.corpus import Corpus
 
 
 def _fi(lines, min_count=1):

@@ -6,10 +6,26 @@ from __future__ import annotations
 
 import json
 
-from structperc.features.gazetteer import (BASE_COLUMNS, CASE_COLUMN, DOC_COLUMN, DOC_WINDOW, DOCP_COLUMN,
-                                           DOCS_COLUMN, EXTRA_COLUMNS, GAZ_COLUMN, GAZA_COLUMN, GAZN_COLUMN,
-                                           GAZT_COLUMN, GAZW_COLUMN, Gazetteer, doc_mentions, doc_roles,
-                                           doc_runs, document_gap, jackknifed_gazetteer)
+from structperc.features.gazetteer import (
+    BASE_COLUMNS,
+    CASE_COLUMN,
+    DOC_COLUMN,
+    DOC_WINDOW,
+    DOCP_COLUMN,
+    DOCS_COLUMN,
+    EXTRA_COLUMNS,
+    GAZ_COLUMN,
+    GAZA_COLUMN,
+    GAZN_COLUMN,
+    GAZT_COLUMN,
+    GAZW_COLUMN,
+    Gazetteer,
+    doc_mentions,
+    doc_roles,
+    doc_runs,
+    document_gap,
+    jackknifed_gazetteer,
+)
 from structperc.io.corpus import Corpus
 
 

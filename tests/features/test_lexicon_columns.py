@@ -6,8 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from structperc.features.dictionary import jackknifed
-from structperc.features.lexicon import (EXTRA_COLUMNS, LEX_COLUMNS, Lexicon, LexiconLearner,
-                                         SegmentationDictionary, char_profiles, type_runs)
+from structperc.features.lexicon import (
+    EXTRA_COLUMNS,
+    LEX_COLUMNS,
+    Lexicon,
+    LexiconLearner,
+    SegmentationDictionary,
+    char_profiles,
+    type_runs,
+)
 from structperc.io.corpus import expand
 from structperc.io.segmented import char_corpus
 

@@ -7,8 +7,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.features.stacking import (NONE, first_stage_lines, majority_types, reads_stage_column,
-                                          tag_types)
+from structperc.features.stacking import NONE, first_stage_lines, majority_types, reads_stage_column, tag_types
 from structperc.io.corpus import Corpus
 
 

@@ -8,8 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structperc.errors import InputError
-from structperc.features.templates import (FUNCTIONS, PRESETS, Atom, Part, parse_template, parse_templates,
-                                  preset, value_function)
+from structperc.features.templates import (
+    FUNCTIONS,
+    PRESETS,
+    Atom,
+    Part,
+    parse_template,
+    parse_templates,
+    preset,
+    value_function,
+)
 
 
 def test_parse_conjunction_names_and_parts():

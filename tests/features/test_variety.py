@@ -12,8 +12,15 @@ from structperc.errors import InputError
 from structperc.features.dictionary import Dictionaries, jackknifed
 from structperc.features.lexicon import SegmentationDictionary
 from structperc.features.templates import CWS
-from structperc.features.variety import (COLUMNS, AccessorVariety, VarietyLearner, _text_points, accessor_variety,
-                                         bucket, variety_columns)
+from structperc.features.variety import (
+    COLUMNS,
+    AccessorVariety,
+    VarietyLearner,
+    _text_points,
+    accessor_variety,
+    bucket,
+    variety_columns,
+)
 from structperc.io.segmented import char_corpus
 
 TEXTS = ["abcab", "cabd", "ab"]

@@ -17,15 +17,14 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from structperc.compiled import loader as kernels
-from structperc.cli import main
-from structperc.io import scan
-from structperc.io.corpus import ColumnMap, Corpus, compact, expand
-from structperc.io.conll import (iter_tagging_chunks, read_conll, read_conllu, write_tagged)
-from structperc.errors import InputError
-
 from testkit import TOY, conll_text
+
+from structperc.cli import main
+from structperc.compiled import loader as kernels
+from structperc.errors import InputError
+from structperc.io import scan
+from structperc.io.conll import iter_tagging_chunks, read_conll, read_conllu, write_tagged
+from structperc.io.corpus import ColumnMap, Corpus, compact, expand
 
 compiled_reader = pytest.mark.skipif(not scan.available(), reason=(
     "structperc._aot_read (the ahead-of-time build of the reading kernels) is absent or stale"))

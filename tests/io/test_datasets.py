@@ -10,13 +10,13 @@ from click.testing import CliRunner
 
 datasets = pytest.importorskip("datasets")
 
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, conll_text  # noqa: E402
+
 from structperc import Tagger  # noqa: E402
 from structperc.cli import main  # noqa: E402
+from structperc.errors import InputError  # noqa: E402
 from structperc.io import read_conll  # noqa: E402
 from structperc.io.hf import corpus_from_dataset, is_dataset_spec, load  # noqa: E402
-from structperc.errors import InputError  # noqa: E402
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN, conll_text  # noqa: E402
 
 N_TRAIN = 300
 N_TEST = 200

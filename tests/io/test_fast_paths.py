@@ -27,18 +27,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from structperc.features import index as features
+from testkit import READER_MODES, compiled_reader, reader_mode
 
 from structperc.compiled import loader as kernels
+from structperc.decode.decoder import predict
+from structperc.features import index as features
+from structperc.features.index import FeatureIndex
+from structperc.features.templates import parse_templates
 from structperc.io import conll, scan, text
 from structperc.io.corpus import Corpus
-from structperc.features.index import FeatureIndex
 from structperc.labels.schemes import convert_flat, ids_to_iob2
-from structperc.features.templates import parse_templates
-from structperc.decode.decoder import predict
-
-from testkit import READER_MODES, compiled_reader, reader_mode
 
 #: Deterministic runs (no example database, fixed seed per test) that stay well under a few seconds.
 FAST = dict(deadline=None, derandomize=True, database=None,

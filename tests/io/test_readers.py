@@ -9,11 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from structperc.io import text
-from structperc.io.corpus import Corpus
-from structperc.io.conll import (iter_conll_chunks, read_conll, read_conllu, read_corpus,
-                                     write_conll)
 from structperc.errors import InputError
+from structperc.io import text
+from structperc.io.conll import iter_conll_chunks, read_conll, read_conllu, read_corpus, write_conll
+from structperc.io.corpus import Corpus
 
 COLS = ["word", "pos", "chunk"]
 TEXT = ("He PRP B-NP\nran VBD B-VP\n\n"

@@ -13,13 +13,12 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit import READER_MODES, compiled_reader, reader_mode
 
 from structperc.errors import InputError
 from structperc.io import conll, formats, text
 from structperc.io.output import atomic_output, output_stream
 from structperc.io.segmented import read_segmented_corpus
-
-from testkit import READER_MODES, compiled_reader, reader_mode
 
 FAST = dict(deadline=None, derandomize=True, database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

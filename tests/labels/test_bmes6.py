@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from testkit import CWS_TRAIN
 
 from structperc import Tagger, inference
 from structperc.cli import main
@@ -21,7 +22,6 @@ from structperc.labels import bmes, bmes6, transition_mask, valid_sequence
 from structperc.labels.partial import corpus_allowed, label_projection, sentence_allowed
 from structperc.model import schema
 from structperc.segmenter import Segmenter
-from testkit import CWS_TRAIN
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SIX = ["B", "B2", "B3", "E", "M", "S"]       # sorted, as a model's label set

@@ -11,15 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import InputError, Tagger
-from structperc.model.compress import attribute_norms, keep_masks, n_kept
-from structperc.io.conll import read_conll
-from structperc.segmenter import Segmenter
 from structperc.cli.lifecycle import compress_command
 from structperc.features.templates import preset
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from structperc.io.conll import read_conll
+from structperc.model.compress import attribute_norms, keep_masks, n_kept
+from structperc.segmenter import Segmenter
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 COLUMNS = ["word", "pos", "chunk"]
@@ -200,7 +199,7 @@ def test_compressed_model_can_continue_training(sample_tagger, test_corpus):
     small.partial_fit(str(SAMPLE_TRAIN), epochs=1)
     assert small.features_.n_state_attributes > before
     assert [len(v) for v in small.features_.vocabs] > vocab
-    for ti, t in enumerate(small.features_.templates):
+    for ti, _t in enumerate(small.features_.templates):
         keys = small.features_.keys[ti]
         assert np.all(np.diff(keys) > 0)
     assert small.score(str(SAMPLE_TEST)) > 0.9

@@ -8,14 +8,13 @@ import zipfile
 
 import pytest
 from click.testing import CliRunner
+from testkit import TOY, conll_text
 
 from structperc import ModelFormatError, Tagger, __version__
-from structperc.segmenter import Segmenter
-from structperc.model.info import format_info, model_info
 from structperc.cli.lifecycle import info_command
+from structperc.model.info import format_info, model_info
 from structperc.model.schema import FIRST_ORDER_VERSION
-
-from testkit import TOY, conll_text
+from structperc.segmenter import Segmenter
 
 TEMPLATE = ["w[0]", "w[-1]", "pos[0]", "pos[-1]|pos[0]", "bias", "y[-1]|y[0]|pos[0]"]
 

@@ -12,12 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from testkit import TOY, toy_columns
 
 from structperc import ModelFormatError, Tagger
-from structperc.model.archive import (ARCHIVE_NAME, FORMAT_VERSION, archive_path, dense_rows, load_archive,
-                                 save_archive, sparse_rows)
-
-from testkit import TOY, toy_columns
+from structperc.model.archive import (
+    ARCHIVE_NAME,
+    FORMAT_VERSION,
+    archive_path,
+    dense_rows,
+    load_archive,
+    save_archive,
+    sparse_rows,
+)
 
 TEST_SENTS = [[("The", "DT"), ("dog", "NN"), ("sat", "VBD")], [("北京", "NNP"), ("naïve", "JJ")],
               [("unseen", "XX")]]

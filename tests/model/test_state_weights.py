@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structperc.model.state_weights as sw
+from structperc.features.index import Features
 from structperc.model.state_weights import StateWeights, feature_set, observed_pairs
 from structperc.tagger import Tagger
 from structperc.train.perceptron import PerceptronState, train_perceptron
-from structperc.features.index import Features
 
 
 @st.composite

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_TRAIN = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 SAMPLE_TEST = REPO / "corpora" / "conll2000-test-sample.txt.gz"

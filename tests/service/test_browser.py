@@ -81,7 +81,7 @@ def wait_for(driver, css: str) -> list:
     try:
         found = wait(driver, ready)
     except TimeoutException:  # pragma: no cover - the message is the point
-        raise AssertionError(f"no {css!r} on the page after {WAIT} s")
+        raise AssertionError(f"no {css!r} on the page after {WAIT} s") from None
     if found == "error":
         raise AssertionError(f"the page shows an error instead of {css!r}: {page_error(driver)!r}")
     return found

@@ -21,8 +21,6 @@ from servicekit import LIMITS, NER, SAMPLE_TEST
 
 from structperc import workflows
 
-
-
 TOL = 1e-9
 
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from servicekit import LIMITS
 
 CHROMIUM = Path("/usr/bin/chromium")

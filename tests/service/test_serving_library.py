@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from structperc import serving
+from structperc import inference
 from structperc.errors import InputError
 from structperc.features.gazetteer import DOC_WINDOW
 from structperc.serving import Limits, ModelTable, RequestError, parse_spec, tag_documents, tag_input
@@ -67,7 +67,7 @@ def test_tag_input_checks(table):
 
 def test_documents_batched_together_get_the_tags_each_gets_alone(table):
     ner = table.get("ner")
-    assert serving.document_gap(ner.tagger.features_.columns) == DOC_WINDOW  # the model reads `doc`
+    assert inference.document_window(ner.tagger.model_) == DOC_WINDOW  # the model reads `doc`
     docs = [[["Juan", "Pérez", "vive", "en", "Madrid", "."], ["Pérez", "habló", "."]],
             [["Madrid", "abrió", "."]],
             [["Pérez", "García", "visitó", "Ginebra", "."], ["La", "ONU", "."]]]

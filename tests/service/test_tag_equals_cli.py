@@ -15,7 +15,6 @@ from servicekit import LIMITS, NER, SAMPLE_TEST, start_server, stop_server
 
 from structperc import workflows
 
-
 #: Limits of the second server, which takes the whole NER file in one request.
 BIG_LIMITS = {"max_body_bytes": 1 << 20, "max_sentences": 1000, "max_tokens": 1000, "max_nbest": 20}
 

@@ -110,7 +110,7 @@ def test_the_best_epoch_survives_a_resume_from_every_epoch(tmp_path, kind):
     for k in range(1, 5):
         cached, plain = Checkpointer(tmp_path / f"cached{k}", {"k": k}), tmp_path / f"plain{k}"
 
-        def both(st, cached=cached, plain=plain):
+        def both(st, cached=cached, plain=plain, k=k):
             cached(st)
             save_checkpoint(plain, st, {"k": k})
         run(PerceptronState.zeros(A, AT, L, pairs), k, both)

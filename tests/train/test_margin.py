@@ -14,15 +14,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import dense_pairs, dense_weights, random_sentences, reference_epoch, reference_viterbi
 
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.state_weights import feature_set
 from structperc.train import epoch_kernels
-from structperc.train.perceptron import (PerceptronState, _epoch_kernel, margin_hyperparameters,
-                                         train_perceptron)
-
-from reference import dense_pairs, dense_weights, random_sentences, reference_epoch, reference_viterbi
+from structperc.train.perceptron import PerceptronState, _epoch_kernel, margin_hyperparameters, train_perceptron
 
 DYADIC = np.array([-1.0, -0.5, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 
@@ -163,7 +161,7 @@ def test_compiled_margin_epochs_equal_the_reference(problem):
     k_partial = partial if partial is not None else np.zeros(0, np.uint8)
     c = rc = 0
     max_len = max(int(np.diff(sent_ptr).max()), 1)
-    for epoch in range(3):
+    for _epoch in range(3):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
         args = (order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U, Wt, Ut, Wc, Uc, mask, end, c,
                 max_len, k_allowed, k_partial)
@@ -266,9 +264,10 @@ def test_pa_with_a_huge_c_converges_on_separable_data(margin):
 def test_tagger_and_cli_pass_the_update_rule_through(tmp_path):
     """``Tagger(step="pa", margin=…, C=…)`` trains with it (other weights than the default), saves it
     in the model's parameters, and refuses bad values in one line."""
+    from testkit import SAMPLE_TRAIN
+
     from structperc import Tagger
     from structperc.errors import InputError
-    from testkit import SAMPLE_TRAIN
 
     plain = Tagger(task="chunk", columns=["word", "pos", "chunk"], epochs=2).fit(str(SAMPLE_TRAIN))
     pa = Tagger(task="chunk", columns=["word", "pos", "chunk"], epochs=2, step="pa", margin=0.5,

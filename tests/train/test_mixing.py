@@ -19,8 +19,17 @@ from hypothesis import strategies as st
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.state_weights import feature_set
-from structperc.train.mixing import (BLOCK, EpochOrders, Shard, make_shards, mix, mixing_numerators, shard_bounds,
-                                     shard_order, train_mixed)
+from structperc.train.mixing import (
+    BLOCK,
+    EpochOrders,
+    Shard,
+    make_shards,
+    mix,
+    mixing_numerators,
+    shard_bounds,
+    shard_order,
+    train_mixed,
+)
 from structperc.train.perceptron import EpochReport, PerceptronState, epoch_inputs, train_perceptron
 
 RAW = ("W", "U", "Wt", "Ut", "Wc", "Uc")

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import dense_pairs, dense_weights, epoch_problem, reference_lattice
 
 from structperc.decode.decoder import predict
 from structperc.decode.order2 import predict_order2
@@ -21,8 +22,6 @@ from structperc.train import epoch_kernels
 from structperc.train.order2 import SecondOrder, train_perceptron_order2
 from structperc.train.order2_kernels import train_epoch_order2, viterbi2
 from structperc.train.perceptron import PerceptronState, train_perceptron
-
-from reference import dense_pairs, dense_weights, epoch_problem, reference_lattice
 
 
 def path_score(state, trans, T2, end, path):
@@ -265,7 +264,7 @@ def test_compiled_epoch_equals_the_reference(problem):
            np.zeros((L + 1, L + 1, L))]
     c = rc = 0
     max_len = max(int(np.diff(sent_ptr).max()), 1)
-    for epoch in range(3):
+    for _epoch in range(3):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
         got = train_epoch_order2(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U, Wt, Ut, Wc, Uc,
                                  W2, U2, mask, end, c, max_len)

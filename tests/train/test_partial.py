@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import dense_pairs, dense_weights, random_sentences, reference_epoch
 
 from structperc import Tagger
 from structperc.errors import InputError
@@ -23,8 +24,6 @@ from structperc.io.corpus import Corpus
 from structperc.model.state_weights import feature_set
 from structperc.train import epoch_kernels
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, partial_sentences, train_perceptron
-
-from reference import dense_pairs, dense_weights, random_sentences, reference_epoch
 
 
 def brute_force(state, trans, end, allowed):
@@ -136,7 +135,7 @@ def test_partial_epochs_equal_the_reference(problem):
            np.zeros((AT, L + 1, L)), np.zeros((AT, L + 1, L))]
     cs, rc = [0, 0], 0
     max_len = int(np.diff(sent_ptr).max())
-    for epoch in range(3):
+    for _epoch in range(3):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
         want = reference_epoch(order, sent_ptr, X, XT, y, pairs, *ref, mask, end, rc, allowed=allowed,
                                partial=partial)

@@ -20,13 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import Tagger
 from structperc.io.conll import read_conll
-from structperc.model.weights import Weights
 from structperc.model.state_weights import StateWeights
-
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from structperc.model.weights import Weights
 
 pytestmark = pytest.mark.slow
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from structperc.train.perceptron import _epoch_kernel
-
-from structperc.train import epoch_kernels as train_kernels
-from structperc.model.state_weights import feature_set
-
 from reference import dense_pairs, dense_weights, epoch_problem, reference_epoch, reference_viterbi
+
+from structperc.model.state_weights import feature_set
+from structperc.train import epoch_kernels as train_kernels
+from structperc.train.perceptron import _epoch_kernel
 
 
 @settings(max_examples=300, deadline=None)
@@ -63,7 +61,7 @@ def test_compiled_epochs_equal_the_reference(problem):
     rWc, rUc = np.zeros((AT, L + 1, L)), np.zeros((AT, L + 1, L))
     c = rc = 0
     max_len = int(np.diff(sent_ptr).max())
-    for epoch in range(3):
+    for _epoch in range(3):
         order = rng.permutation(len(sent_ptr) - 1).astype(np.int64)
         got = _epoch_kernel()(order, sent_ptr, X, XT, y, fs.ptr, fs.labels, fs.active, W, U,
                                   Wt, Ut, Wc, Uc, mask, end, c, max_len)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import dense_pairs, dense_weights, random_sentences, reference_epoch
 
 from structperc.decode.decoder import predict
 from structperc.errors import InputError
@@ -24,8 +25,6 @@ from structperc.fitting import compact_features
 from structperc.model.state_weights import feature_set
 from structperc.train.checkpoint import load_checkpoint, save_checkpoint
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, train_perceptron
-
-from reference import dense_pairs, dense_weights, random_sentences, reference_epoch
 
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from structperc.io.corpus import Corpus
 from structperc.features.index import FeatureIndex
-from structperc.labels import LabelSet, transition_mask
 from structperc.features.templates import parse_templates
+from structperc.io.corpus import Corpus
+from structperc.labels import LabelSet, transition_mask
 from structperc.train.perceptron import EpochReport, PerceptronState, train_perceptron
-
 
 
 def _dense(state: PerceptronState, values: np.ndarray) -> np.ndarray:
