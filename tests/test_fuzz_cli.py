@@ -17,7 +17,7 @@ This module closes that class of defect from the outside:
 3. a property: the same inputs give the same exit status and the same bytes on standard output with
    the ahead-of-time kernels and with ``STRUCTPERC_KERNELS=jit-kernels NUMBA_BOUNDSCHECK=1`` (the very
    kernel functions through numba's JIT, every index checked), and the JIT run never raises IndexError;
-4. a property: the same inputs give the same exit status, output and error line whether the readers
+4. a property: the same inputs give the same exit status and output whether the readers
    cut them into 4 MiB pieces and the tagger takes 20,000 sentences at a time, or 61 bytes and 2
    sentences (`fuzz_inputs.SMALL_PIECE`): small files cross the boundaries large ones cross.
 
@@ -56,7 +56,7 @@ CWS_TRAIN = ["上海 体育局 召开 会议", "我 爱 北京 天安门", "北�
              "２０２４ 年 ， 我们 去 北京 。", "ABC 公司 😀 𠀋"]
 
 #: Examples per property: the module runs in about two minutes on two busy cores.
-EXAMPLES = {"tag": 100, "segment": 40, "aot_jit": 80, "small_pieces": 60}
+EXAMPLES = {"tag": 100, "segment": 40, "aot_jit": 84, "small_pieces": 60}
 #: A case running longer than this is a hang (the inputs are small; a JIT child may compile a kernel
 #: the warm-up did not).
 CASE_TIMEOUT, JIT_CASE_TIMEOUT = 10.0, 90.0
@@ -69,11 +69,12 @@ OUTPUT_FORMATS = [None, "conll", "conllu", "tokens", "jsonl"]
 TAGGERS = ["pos", "chunk", "ner"]
 
 
-def fuzz_settings(name: str):
-    """The same examples every run; ``STRUCTPERC_FUZZ_SCALE=K`` runs K times as many, and
-    ``STRUCTPERC_FUZZ_RANDOM=1`` new ones each run (a longer fuzzing campaign)."""
+def fuzz_settings(name: str, parts: int = 1):
+    """`EXAMPLES` [name] examples over ``parts`` parametrizations, the same every run;
+    ``STRUCTPERC_FUZZ_SCALE=K`` runs K times as many, ``STRUCTPERC_FUZZ_RANDOM=1`` new ones each run
+    (a longer fuzzing campaign)."""
     scale = float(os.environ.get("STRUCTPERC_FUZZ_SCALE", "1"))
-    return settings(max_examples=max(1, int(EXAMPLES[name] * scale)), deadline=None, database=None,
+    return settings(max_examples=max(1, round(EXAMPLES[name] * scale / parts)), deadline=None, database=None,
                     derandomize=not os.environ.get("STRUCTPERC_FUZZ_RANDOM"),
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.large_base_example, HealthCheck.filter_too_much])
@@ -376,18 +377,21 @@ def forced_file(draw, model: str) -> bytes:
 
 
 @st.composite
-def tag_case(draw, extras=([], [], [], [], ["--marginals"], ["--nbest", "2"]), forced: bool = True) -> dict:
-    model = draw(st.sampled_from(TAGGERS))
-    if forced and draw(st.integers(0, 7)) == 0:  # the constrained decoders, on known tags
+def tag_case(draw, fmt: str, extras=([], [], [], [], ["--marginals"], ["--nbest", "2"]),
+             forced: bool = True) -> dict:
+    """A ``structperc tag`` case with input format ``fmt`` (a parameter of the tests, not drawn: the
+    derandomized examples cluster, and a format drawn could be missing from a whole run)."""
+    # the chunk model reads the pos column: given tokens or text it stops at once (now and then)
+    model = draw(st.sampled_from(TAGGERS if fmt not in ("tokens", "text") else ["pos", "ner"] * 2 + ["chunk"]))
+    if forced and fmt in ("auto", "conll", "conllu") and draw(st.integers(0, 5)) == 0:
+        # the constrained decoders, on known tags
+        if fmt != "auto":
+            model = "pos" if fmt == "conllu" else draw(st.sampled_from(["chunk", "ner"]))
         extra = ["--forced-column", FORCED[model][0]] + draw(st.sampled_from(extras))
-        fmt = draw(st.sampled_from(["auto", "conllu" if model == "pos" else "conll"]))
         outputs = [None, "jsonl"] if "--nbest" in extra else [None, "conll", "tokens", "jsonl"]
         return {"model": model, "input_format": fmt, "output_format": draw(st.sampled_from(outputs)),
                 "extra": extra, "name": "in.txt", "stdin": draw(st.integers(0, 9)) == 0,
                 "data": draw(forced_file(model))}
-    # the chunk model reads the pos column: given tokens or text it stops at once (now and then)
-    fmt = draw(st.sampled_from(INPUT_FORMATS if model != "chunk"
-                               else ["auto", "conll", "conllu"] * 3 + ["tokens", "text"]))
     extra = draw(st.sampled_from(extras))
     if "--nbest" in extra:
         outputs = [None, "jsonl"]
@@ -399,6 +403,10 @@ def tag_case(draw, extras=([], [], [], [], ["--marginals"], ["--nbest", "2"]), f
         sum((FITTING.get((model, f), FITTING.get(f, ())) for f in INPUT_FORMATS[1:]), ())
     return {"model": model, "input_format": fmt, "output_format": draw(st.sampled_from(outputs)), "extra": extra,
             "name": draw(NAMES), "stdin": draw(st.integers(0, 9)) == 0, "data": draw(input_file(likely=likely))}
+
+
+def segment_case():
+    return st.fixed_dictionaries({"name": NAMES, "data": SEGMENT_FILE, "stdin": st.just(False)})
 
 
 def tag_args(case: dict, models: dict[str, Path], path: Path) -> list[str]:
@@ -428,9 +436,11 @@ def run_checked(server: ForkServer, args: list[str], data: bytes, folder: Path, 
 # ------------------------------------------------------------------------------- 2: properties
 
 @pytest.mark.slow
-@fuzz_settings("tag")
-@given(case=tag_case())
-def test_tag_never_crashes_on_generated_input(case, fuzz_models, aot_server, cases):
+@pytest.mark.parametrize("fmt", INPUT_FORMATS)
+@fuzz_settings("tag", len(INPUT_FORMATS))
+@given(data=st.data())
+def test_tag_never_crashes_on_generated_input(fmt, data, fuzz_models, aot_server, cases):
+    case = data.draw(tag_case(fmt), label="case")
     folder = cases.new()
     path = write_input(folder / case["name"], case["data"])
     run_checked(aot_server, tag_args(case, fuzz_models, path), case["data"], folder,
@@ -447,13 +457,16 @@ def test_segment_never_crashes_on_generated_input(data, name, fuzz_models, aot_s
 
 
 @pytest.mark.slow
-@fuzz_settings("aot_jit")
-@given(case=tag_case(JIT_EXTRAS, forced=bool(os.environ.get("STRUCTPERC_FUZZ_JIT_ALL"))),
-       segment=st.integers(0, 4).map(lambda i: i == 0))
-def test_aot_and_bounds_checked_jit_kernels_agree(case, segment, fuzz_models, aot_server, jit_server, cases):
+@pytest.mark.parametrize("fmt", INPUT_FORMATS + ["segment"])
+@fuzz_settings("aot_jit", len(INPUT_FORMATS) + 1)
+@given(data=st.data())
+def test_aot_and_bounds_checked_jit_kernels_agree(fmt, data, fuzz_models, aot_server, jit_server, cases):
     """The same input through the ahead-of-time kernels and through the same kernels JIT-compiled with
     bounds checks: no IndexError (no index out of range that the AOT code would silently take), and the
     same exit status and the same bytes on standard output."""
+    segment = fmt == "segment"
+    case = data.draw(segment_case() if segment else
+                     tag_case(fmt, JIT_EXTRAS, forced=bool(os.environ.get("STRUCTPERC_FUZZ_JIT_ALL"))), label="case")
     folder = cases.new()
     path = write_input(folder / case["name"], case["data"])
     if segment:
@@ -477,12 +490,15 @@ def test_aot_and_bounds_checked_jit_kernels_agree(case, segment, fuzz_models, ao
 
 
 @pytest.mark.slow
-@fuzz_settings("small_pieces")
-@given(case=tag_case(), segment=st.integers(0, 5).map(lambda i: i == 0))
-def test_piece_and_chunk_boundaries_change_nothing(case, segment, fuzz_models, aot_server, small_server, cases):
+@pytest.mark.parametrize("fmt", INPUT_FORMATS + ["segment"])
+@fuzz_settings("small_pieces", len(INPUT_FORMATS) + 1)
+@given(data=st.data())
+def test_piece_and_chunk_boundaries_change_nothing(fmt, data, fuzz_models, aot_server, small_server, cases):
     """The same input read in 4 MiB pieces and tagged 20,000 sentences at a time, and read in pieces of
     61 bytes and tagged 2 sentences at a time (the context a model reads across sentences included):
-    the same exit status, the same bytes on standard output, the same error line."""
+    the same exit status and the same bytes on standard output."""
+    segment = fmt == "segment"
+    case = data.draw(segment_case() if segment else tag_case(fmt), label="case")
     folder = cases.new()
     path = write_input(folder / case["name"], case["data"])
     if segment:
@@ -495,12 +511,15 @@ def test_piece_and_chunk_boundaries_change_nothing(case, segment, fuzz_models, a
     found += [f"default: {p}" for p in problems_of(big[0], big[2], None, None)]
     if big[0] != small[0]:
         found.append(f"exit status {big[0]} (default) != {small[0]} (small pieces)")
-    if big[1] != small[1]:
+    # On an error, standard output holds the chunks tagged before it (streamed): fewer with larger
+    # chunks, so one output is the start of the other. Which error is reported may differ too: a piece
+    # is checked for UTF-8 before its lines are parsed, so a bad byte on line 12 can be reported
+    # before a bad line 2 of the same piece (not a crash; left out of this property).
+    same = big[1] == small[1] if big[0] == 0 else (big[1].startswith(small[1]) or small[1].startswith(big[1]))
+    if not same:
         at = next((i for i, (a, b) in enumerate(zip(big[1], small[1])) if a != b), min(len(big[1]), len(small[1])))
         found.append(f"stdout differs from byte {at}: default {big[1][at:at + 80]!r} / small pieces "
                      f"{small[1][at:at + 80]!r}")
-    if error_lines(big[2]) != error_lines(small[2]):
-        found.append(f"error lines differ: {error_lines(big[2])} / {error_lines(small[2])}")
     if found:
         both = f"default: {big[2].strip()[-400:]!r}; small pieces (status {small[0]}): {small[2].strip()[-900:]}"
         pytest.fail(report(found, args, case["data"], big[0], both, stdin), pytrace=False)
