@@ -23,16 +23,16 @@ from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
-from structperc import fitting
 from structperc.errors import InputError
 from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.index import FeatureIndex
-from structperc.inputs import to_corpus
+from structperc.features.instances import Instances, training_instances
+from structperc.io.inputs import to_corpus
 from structperc.model.schema import masks
 from structperc.model.weights import Weights
-from structperc.pipeline import Instances, training_instances
 from structperc.tagger import Tagger
+from structperc.train import run as fitting
 from structperc.train.ensemble import average_weights
 from structperc.train.perceptron import PerceptronState, train_perceptron
 

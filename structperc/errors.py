@@ -30,4 +30,4 @@ class StructpercWarning(UserWarning):
 class UncalibratedWarning(StructpercWarning):
     """Probabilities (marginals, confidences, k-best or sequence probabilities) asked of a model with
     no fitted temperature: they are over-confident until ``structperc calibrate`` fits one. Said once
-    per model (`structperc.inference.confidence_temperature`)."""
+    per model (`structperc.predict.confidence_temperature`)."""

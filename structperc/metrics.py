@@ -1,4 +1,5 @@
-"""Evaluation reports: seqeval span scores, token accuracy, confusions.
+"""Evaluation reports: seqeval span scores, token accuracy, confusions, and a task's headline score
+(`task_score`) and report (`tagging_report`).
 
 seqeval imports scikit-learn (seconds of start-up), so it is imported inside the functions that make a
 report, never at module import.
@@ -7,9 +8,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from structperc.features.task import Task
 
 Tags = Sequence[Sequence[str]]
 
@@ -224,3 +228,22 @@ def format_report(report: dict) -> str:
 
 def to_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True)
+
+def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> float:
+    """The task's headline number on tags: span F1, BMES word F1 or token accuracy."""
+    if task.metric == "span":
+        return span_f1(gold, pred)
+    if task.metric == "words":
+        return bmes_word_f1(gold, pred)
+    return token_accuracy(gold, pred)
+
+
+def tagging_report(gold: list[list[str]], pred: list[list[str]], task: Task, *,
+                   strict: bool = False) -> dict:
+    """Span P/R/F1 per type (span tasks) or token accuracy and confusions, with the counts."""
+    if task.metric == "span":
+        report = span_report(gold, pred, strict=strict, scheme=task.scheme)
+    else:
+        report = {"accuracy": token_accuracy(gold, pred), "confusions": confusions(gold, pred)}
+    report.update(tokens=sum(map(len, gold)), sentences=len(gold))
+    return report

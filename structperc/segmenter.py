@@ -14,20 +14,20 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from structperc import params
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.atomic import code_points, constrain
 from structperc.features.dictionary import DictionaryLearner, Learners
+from structperc.features.instances import template_columns
 from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon, segmentation_dictionary
+from structperc.features.task import get_task
 from structperc.features.templates import resolve_template
 from structperc.features.variety import VarietyLearner, read_raw, variety_columns
-from structperc.fitting import Callback, Progress
 from structperc.io.segmented import char_corpus, read_segmented_corpus, refuse_columns
 from structperc.labels.bmes import bmes_codes
 from structperc.model import schema
-from structperc.model.task import get_task
-from structperc.pipeline import template_columns
 from structperc.tagger import Tagger
+from structperc.train import config as params
+from structperc.train.run import Callback, Progress
 
 #: Whitespace-free pieces longer than this many characters are decoded in windows of at most this
 #: many: decoding a piece costs memory in proportion to its length (hundreds of bytes a character),

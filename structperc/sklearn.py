@@ -55,11 +55,11 @@ from sklearn.base import BaseEstimator
 from structperc.errors import InputError
 from structperc.features.attributes import AttributeIndex
 from structperc.features.index import Features
+from structperc.features.task import Task
 from structperc.labels import SCHEMES, LabelSet, valid_sequence
 from structperc.labels.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model import schema
 from structperc.model.archive import archive_path
-from structperc.model.task import Task
 from structperc.model.weights import Weights
 
 #: sklearn-crfsuite ``CRF`` parameters with no meaning for the averaged perceptron (CRF training
@@ -242,7 +242,7 @@ class StructuredPerceptron(BaseEstimator):
         calibration = None
         if dev is not None and self.calibrate:
             calibration = dev.calibration(weights, remap)
-        from structperc.fitting import training_provenance
+        from structperc.train.run import training_provenance
 
         provenance = training_provenance(opts["iterations"], best, opts["seed"], state.best_score,
                                          n_sentences=len(feats.sent_ptr) - 1, n_tokens=int(feats.sent_ptr[-1]),
@@ -322,11 +322,11 @@ class StructuredPerceptron(BaseEstimator):
         ``S-X`` into IOB2 ``B-X`` …, `structperc.labels.partial.label_projection`)."""
         model, feats = self._features(X)
         from structperc.decode.marginals import marginals
-        from structperc.inference import confidence_temperature
+        from structperc.predict import confidence_temperature
 
         probs = marginals(model.weights, feats, confidence_temperature(model))[0]  # says if uncalibrated
         if _converts(model.task):
-            from structperc.inference import projection_matrix
+            from structperc.predict import projection_matrix
 
             labels, M = projection_matrix(model)
             probs = probs @ M
@@ -459,12 +459,12 @@ class _Dev:
 
     def score(self, weights: Weights) -> float:
         from structperc.decode.decoder import predict
-        from structperc.fitting import task_score
+        from structperc.metrics import task_score
 
         ids = predict(weights, self.compact)
         ptr = self.feats.sent_ptr
         if _converts(self.task):
-            from structperc.pipeline import data_tags
+            from structperc.features.instances import data_tags
 
             flat = data_tags(ids, ptr, self.labels, self.task)
         else:
@@ -510,7 +510,7 @@ def _converts(task: Task) -> bool:
 def _data_tags(ids: np.ndarray, sent_ptr: np.ndarray, model: schema.Model) -> list[str]:
     """Predicted label ids as the data's labels (flat)."""
     if _converts(model.task):
-        from structperc.pipeline import data_tags
+        from structperc.features.instances import data_tags
 
         return data_tags(ids, sent_ptr, model.labels, model.task)
     return np.asarray(model.labels, dtype=object)[ids].tolist()

@@ -38,7 +38,7 @@ of the training data) and get no tag. ``nlp.pipe`` tags each batch of ``batch_si
 so a doc gets the same tags alone or in any batch.
 
 ``marginals=True`` also stores each tagged token's marginal probability of its tag (at the model's
-calibrated temperature, `structperc.inference.token_confidence`) in ``token._.structperc_confidence``
+calibrated temperature, `structperc.predict.token_confidence`) in ``token._.structperc_confidence``
 (None on untagged tokens).
 
 A saved pipeline (``nlp.to_disk``) carries a copy of the model (``DIR/NAME/model``, the tokenizer's
@@ -95,7 +95,7 @@ _made: "weakref.WeakKeyDictionary[Language, set]" = weakref.WeakKeyDictionary()
 
 def _load(model: Any, what: str) -> "Tagger":
     """The structperc model at ``model`` (read once), with a one-line error for a bad path."""
-    from structperc.workflows import load
+    from structperc.commands import load
 
     if model is None or (isinstance(model, str) and not model.strip()):
         raise InputError(f"the {what} needs a model: config={{\"model\": \"path/to/model/\"}}")
@@ -176,8 +176,8 @@ class StructpercComponent:
     # ------------------------------------------------------------------ configuration
     def _use(self, tagger: "Tagger", where: str) -> None:
         """Take ``tagger``: decide what it annotates and where each input column comes from."""
-        from structperc.inference import document_window
         from structperc.labels.schemes import SPAN_SCHEMES
+        from structperc.predict import document_window
         from structperc.segmenter import Segmenter
 
         if isinstance(tagger, Segmenter):
@@ -235,9 +235,9 @@ class StructpercComponent:
 
     def _units(self, docs: Sequence[Doc]) -> List[Tuple[int, List[Token]]]:
         """(doc number, tokens) of every sentence to tag, docs kept apart by empty ones (docs must not
-        see each other: `structperc.inference.apart`). (Tokens are made once here: spaCy builds a new
+        see each other: `structperc.predict.apart`). (Tokens are made once here: spaCy builds a new
         `Token` at every ``doc[i]``.)"""
-        from structperc.inference import apart
+        from structperc.predict import apart
 
         sentences = [[tokens for sent in (doc.sents if doc.has_annotation("SENT_START") else [doc])
                       if (tokens := [t for t in sent if not t.is_space])] for doc in docs]
@@ -283,9 +283,9 @@ class StructpercComponent:
         corpus = self._corpus(units)
         confidence = None
         if self.marginals:
-            from structperc import inference
+            from structperc import predict
 
-            tagged = inference.tag_corpus(tagger.model_, corpus, confidence=True)
+            tagged = predict.tag_corpus(tagger.model_, corpus, confidence=True)
             ptr = corpus.sent_ptr.tolist()
             tags = [tagged.tags[ptr[s]:ptr[s + 1]] for s in range(len(ptr) - 1)]
             conf = tagged.confidence.tolist() if tagged.confidence is not None else []
@@ -351,7 +351,7 @@ def _model_bytes(tagger: "Tagger") -> bytes:
 
 
 def _model_from_bytes(data: bytes) -> "Tagger":
-    from structperc.workflows import load
+    from structperc.commands import load
 
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / "model.zip"

@@ -1,5 +1,5 @@
 """`Tagger`: the estimator face of the package — parameters, fit/partial_fit/predict/evaluate/save/load,
-each delegating to the rooms below (`structperc.inputs`, `structperc.fitting`, `structperc.pipeline`,
+each delegating to the rooms below (`structperc.io.inputs`, `structperc.train.run`, `structperc.features.instances`,
 `structperc.model.schema`)."""
 from __future__ import annotations
 
@@ -10,19 +10,21 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from structperc import fitting, inference, params
-from structperc.assessment import Assessment
+from structperc import predict
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
+from structperc.features.instances import check_known_tags, columns_to_read, data_tags, split_tags, with_dictionary
 from structperc.features.stacking import STAGE_LINES, reads_stage_column
+from structperc.features.task import Task
 from structperc.features.templates import resolve_template
-from structperc.fitting import Callback, Progress
-from structperc.inputs import to_corpus
 from structperc.io.corpus import Corpus
+from structperc.io.inputs import to_corpus
 from structperc.labels import LabelSet
 from structperc.model import schema
-from structperc.model.task import Task
-from structperc.pipeline import check_known_tags, columns_to_read, data_tags, split_tags, with_dictionary
+from structperc.predict.assessment import Assessment
+from structperc.train import config as params
+from structperc.train import run as fitting
+from structperc.train.run import Callback, Progress
 
 _PARAM_NAMES: dict[type, list[str]] = {}
 
@@ -83,7 +85,7 @@ class Tagger(Assessment):
         A two-stage tagger's first-stage `~structperc.model.schema.Model` (None for one stage).
 
     Scores (`evaluate`, `score`) and inference beyond the best path (`predict_marginals`, `predict_nbest`,
-    `predict_proba_sequence`, `calibrate`): `structperc.assessment.Assessment`; constraints: `inference`.
+    `predict_proba_sequence`, `calibrate`): `structperc.predict.assessment.Assessment`; constraints: `inference`.
 
     References
     ----------
@@ -156,13 +158,20 @@ class Tagger(Assessment):
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
                     checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
                     progress: Progress | None = None, scale: dict | None = None) -> "Tagger":
-        """Learn the dictionary (jackknifed in when the templates read it), train, keep the result."""
+        """Learn the dictionary (jackknifed in when the templates read it), train, keep the result.
+        ``scale``: ``workers``, ``mixing`` and ``dask`` (a cluster that runs the mixing's shard epochs)."""
+        scale = dict(scale or {})
+        dask = scale.pop("dask", None)
+        if dask is not None:
+            from structperc.dask.training import dask_runner
+
+            scale["runner"] = dask_runner(dask)
         corpus, dictionary = fitting.learnt_dictionary(corpus, learner, lines, self.folds, self.seed, scale)
         dev = with_dictionary(dev, dictionary, lines) if dev is not None else None
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
                              dictionary=dictionary, dataset_columns=columns, callback=callback, progress=progress,
                              checkpoint_dir=checkpoint_dir, resume=resume,
-                             release=not isinstance(X, Corpus), **(scale or {}))
+                             release=not isinstance(X, Corpus), **scale)
         self._keep(result)
         if result.dev_history is not None:
             self.dev_history_ = result.dev_history
@@ -173,7 +182,7 @@ class Tagger(Assessment):
     def partial_fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, epochs: int | None = None,
                     dev: Any = None, callback: Callback | None = None,
                     progress: Progress | None = None, add_labels: bool = False) -> "Tagger":
-        """Continue training a fitted tagger on new data (see `structperc.fitting.continue_training`);
+        """Continue training a fitted tagger on new data (see `structperc.train.run.continue_training`);
         templates, columns, label scheme and seed are kept from the model. Tags the model does not
         know (for span tasks: entity types) are refused, unless ``add_labels``: then they become new
         labels, starting from zero weights."""
@@ -247,14 +256,14 @@ class Tagger(Assessment):
     def predict_ids(self, corpus: Corpus, allowed: np.ndarray | None = None) -> np.ndarray:
         """Best label id of every token of ``corpus`` (ids into ``labels_``); ``allowed`` (bool,
         (n_tokens, L)) restricts each token's labels, by default to the tag dictionary's."""
-        return inference.best_ids(self.model_, corpus, allowed)
+        return predict.best_ids(self.model_, corpus, allowed)
 
     def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order, the data's scheme)."""
         return data_tags(self.predict_ids(corpus, allowed), corpus.sent_ptr, self.labels_, self.task_)
 
-    def predict(self, X: Any, *, forced: inference.Forced | None = None,
-                allowed: inference.Allowed | None = None) -> list[list[str]]:
+    def predict(self, X: Any, *, forced: predict.Forced | None = None,
+                allowed: predict.Allowed | None = None) -> list[list[str]]:
         """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`, a dataset);
         ``forced`` ({position: tag} per sentence) and ``allowed`` ({position: tags}) constrain them."""
         corpus, mask = self._constrained(X, forced, allowed)

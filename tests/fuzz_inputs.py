@@ -228,7 +228,7 @@ SMALL_PIECE, SMALL_CHUNK = 61, 2
 
 
 def _small_pieces() -> None:
-    from structperc import streaming
+    from structperc.commands import streaming
     from structperc.io import text
 
     assert isinstance(text._PIECE, int) and "sentences" in (streaming.tag_files.__kwdefaults__ or {})
@@ -252,9 +252,9 @@ def _warm(cases: list[list[str]]) -> list[str]:
 
 def serve(warm: list[list[str]], freeze: bool = False, small: bool = False) -> None:
     import structperc.cli  # noqa: F401 - the import every child would otherwise repeat
-    import structperc.inference  # noqa: F401
+    import structperc.commands.streaming  # noqa: F401
     import structperc.io.formats  # noqa: F401
-    import structperc.streaming  # noqa: F401
+    import structperc.predict  # noqa: F401
 
     if small:
         _small_pieces()

@@ -433,7 +433,7 @@ JACK = [
 
 
 def _training_corpus(monkeypatch, **params):
-    import structperc.fitting as fitting
+    import structperc.train.run as fitting
 
     seen = []
     original = fitting.fit

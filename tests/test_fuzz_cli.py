@@ -592,7 +592,7 @@ def test_fork_server_reports_a_crash_as_the_case_status(aot_server, tmp_path):
 def test_small_server_reads_in_small_pieces(small_server, fuzz_models, tmp_path):
     from fuzz_inputs import SMALL_CHUNK, SMALL_PIECE
 
-    code = ("from structperc.io import text; from structperc import streaming; "
+    code = ("from structperc.io import text; from structperc.commands import streaming; "
             "print(text._PIECE, streaming.tag_files.__kwdefaults__['sentences'])")
     assert small_server.run([], code=code, timeout=CASE_TIMEOUT)[1].split() == [b"%d" % SMALL_PIECE,
                                                                                  b"%d" % SMALL_CHUNK]

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
-from structperc import Tagger, inference
+from structperc import Tagger, predict
 from structperc.decode.calibration import fit_temperature, token_nll
 from structperc.decode.marginals import marginals
 from structperc.errors import InputError
@@ -62,7 +62,7 @@ def test_fit_recovers_the_temperature_gold_tags_were_drawn_at(chunker, true_tau)
     """Draw each token's gold label from the model's own marginals at τ*: the expected token NLL
     (a sum of cross-entropies H(p_τ*, p_τ)) is smallest at τ = τ*, so the fit must find it."""
     model = chunker.model_
-    feats = _tiled(inference.featurize(model, chunker.gold_corpus(str(SAMPLE_TEST))), 8)
+    feats = _tiled(predict.featurize(model, chunker.gold_corpus(str(SAMPLE_TEST))), 8)
     probs = marginals(model.weights, feats, true_tau)[0]
     rng = np.random.default_rng(0)
     gold = (probs.cumsum(axis=1) > rng.random((len(probs), 1))).argmax(axis=1)

@@ -17,8 +17,8 @@ from structperc import Tagger
 from structperc.cli import main
 from structperc.decode.order2 import predict_order2
 from structperc.errors import InputError, ModelFormatError
-from structperc.inference import featurize
 from structperc.model import archive, schema
+from structperc.predict import featurize
 
 DATA = Path(__file__).resolve().parent / "data"
 TEMPLATE = ["w[0]", "w[-1]", "w[1]", "pos[0]", "pos[-1]", "pos[1]", "pos[-1]|pos[0]", "bias"]

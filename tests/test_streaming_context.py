@@ -1,13 +1,14 @@
 """`structperc tag` reads long inputs in chunks; a model whose features look at neighbouring sentences
 (the NER `doc` window) still tags every chunk as one pass would: the chunk's neighbours come along as
-context (`structperc.inference.in_context`, `structperc.inference.tag_in_context`)."""
+context (`structperc.predict.in_context`, `structperc.predict.tag_in_context`)."""
 from __future__ import annotations
 
 import io
 
 from testkit import DOC_TRAIN
 
-from structperc import Tagger, streaming
+from structperc import Tagger
+from structperc.commands import streaming
 from structperc.features.gazetteer import DOC_WINDOW, document_gap
 
 
@@ -60,13 +61,13 @@ def test_two_stage_chunks_see_both_windows(tmp_path):
 
 
 def test_a_chunk_gets_the_window_around_it_from_its_neighbours_and_the_context_given():
-    """`in_context` (the parts of `structperc.cluster` give it the sentences before and after them): each
+    """`in_context` (the parts of `structperc.dask` give it the sentences before and after them): each
     chunk gets exactly the `gap` sentences either side of it, from the chunks and the context alike."""
     from itertools import accumulate
     from types import SimpleNamespace
 
-    from structperc.inference import in_context
     from structperc.io.corpus import Corpus
+    from structperc.predict import in_context
 
     def corpus(names):
         return Corpus.from_sentences([[n] for n in names]) if names else None
@@ -93,7 +94,7 @@ def test_a_chunk_gets_the_window_around_it_from_its_neighbours_and_the_context_g
 def test_documents_are_kept_apart_by_the_gap_after_sentences_only():
     """`apart`: `gap` empty sentences before each document that has sentences before it (none before the
     first sentences, whatever empty documents come first)."""
-    from structperc.inference import apart
+    from structperc.predict import apart
 
     s1, s2, s3 = ["a"], ["b", "c"], ["d"]
     assert apart([[s1], [], [s2, s3], []], 2) == ([s1, [], [], [], [], s2, s3, [], []], [0, 3, 5, 9])

@@ -26,11 +26,11 @@ from structperc.features.gazetteer import (
     jackknifed_gazetteer,
 )
 from structperc.features.index import FeatureIndex
+from structperc.features.task import TASKS, get_task
 from structperc.features.templates import NER, optional_columns_dropped, parse_templates, preset
 from structperc.io.conll import CONLLU_COLUMNS
 from structperc.io.corpus import Corpus
 from structperc.labels import valid_sequence
-from structperc.model.task import TASKS, get_task
 
 REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"

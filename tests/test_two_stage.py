@@ -12,16 +12,18 @@ import pytest
 from click.testing import CliRunner
 from testkit import DOC_TRAIN, conll_text
 
-from structperc import Tagger, fitting, inference
+from structperc import Tagger, predict
 from structperc.cli import main
+from structperc.dask.parts import train_on_workers
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.dictionary import fold_assignment
 from structperc.features.gazetteer import DOC_WINDOW, FOLD_BLOCK, document_gap
+from structperc.features.instances import data_tags, split_tags
 from structperc.features.stacking import majority_types, tag_types
 from structperc.io.corpus import Corpus
 from structperc.model import archive, schema
-from structperc.params import task_for
-from structperc.pipeline import data_tags, split_tags
+from structperc.train import run as fitting
+from structperc.train.config import task_for
 
 TEMPLATE = ["w[0]", "w[-1]", "w[1]", "bias"]
 X = [[w for w, _ in s] for s in DOC_TRAIN]
@@ -65,7 +67,7 @@ def test_tagging_reads_the_first_stage_predictions(two_stage):
     column = majority_types(corpus, "word", types)
     assert (column[1], column[4], column[7]) == (types[4], types[1], "none")  # the two "Ortega" see each other
     feats = two_stage.features_.transform(corpus.with_column("tmd", column))
-    expected = split_tags(data_tags(inference.decode(two_stage.model_, feats, None), corpus.sent_ptr,
+    expected = split_tags(data_tags(predict.decode(two_stage.model_, feats, None), corpus.sent_ptr,
                                     two_stage.labels_, two_stage.task_), corpus.sent_ptr)
     assert two_stage.predict(NEW) == expected
     # the first stage cannot tell the new name after "Ayer" from "Lunes"; the second stage can
@@ -91,7 +93,7 @@ def test_training_types(folds, monkeypatch):
     assert set(fold_of.tolist()) == {0, 1}
     model = fitting.train_model(corpus.select(np.flatnonzero(fold_of == 0)), None, ["w[0]"], 2, **stage).model
     rows = corpus.select(np.flatnonzero(fold_of == 1))
-    tags = data_tags(inference.decode(model, inference.featurize(model, rows), None), rows.sent_ptr, model.labels,
+    tags = data_tags(predict.decode(model, predict.featurize(model, rows), None), rows.sent_ptr, model.labels,
                      task)
     token_fold = np.repeat(fold_of, np.diff(corpus.sent_ptr))
     assert [t for t, f in zip(got, token_fold) if f == 1] == tag_types(tags, span=True)
@@ -154,8 +156,8 @@ def test_refusals(two_stage, tmp_path):
         Tagger(task="ner", columns=["word", "ner"], template=TEMPLATE, epochs=2, two_stage=True).fit(
             X, Y, checkpoint_dir=tmp_path / "ck")
     with pytest.raises(InputError, match="--two-stage"):
-        fitting.train_on_workers(["x.txt"], None, TEMPLATE, 2, task=two_stage.task_,
-                                 params={"two_stage": True, "seed": 0}, dask="local:2", workers=2)
+        train_on_workers(["x.txt"], None, TEMPLATE, 2, task=two_stage.task_,
+                         params={"two_stage": True, "seed": 0}, dask="local:2", workers=2)
 
 
 def test_seed_averaging_refuses_two_stages(two_stage):

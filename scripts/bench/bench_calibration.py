@@ -32,7 +32,7 @@ CORPORA = {
 
 
 def run(name: str, spec: dict) -> dict:
-    from structperc import Tagger, inference
+    from structperc import Tagger, predict
     from structperc.metrics import accuracy_coverage
 
     t0 = time.perf_counter()
@@ -41,8 +41,8 @@ def run(name: str, spec: dict) -> dict:
     seconds = time.perf_counter() - t0
     model = tagger.model_
     corpus = tagger.gold_corpus(str(spec["test"]))
-    before = inference.calibration_report(model, corpus, temperature=1.0)
-    after = inference.calibration_report(model, corpus)
+    before = predict.calibration_report(model, corpus, temperature=1.0)
+    after = predict.calibration_report(model, corpus)
     score = tagger.score(corpus)
     c = tagger.calibration_
     print(f"\n== {name}: {spec['train'].name} -> {spec['test'].name}  (trained in {seconds:.1f} s, "

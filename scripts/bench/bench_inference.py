@@ -76,10 +76,10 @@ def jit_decoder(w: Any, feats: Any) -> Callable[[], np.ndarray] | None:  # pragm
 
 def featurized(model: Path, test: Path):
     """The saved tagger and the attribute ids of the test file (featurized once, as tagging does)."""
-    from structperc import Tagger, inference
+    from structperc import Tagger, predict
 
     tagger = Tagger.load(model)
-    return tagger, inference.featurize(tagger.model_, tagger.gold_corpus(str(test)))
+    return tagger, predict.featurize(tagger.model_, tagger.gold_corpus(str(test)))
 
 
 def numpy_twin(args: argparse.Namespace) -> int:

@@ -92,11 +92,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
 
-    from structperc import Tagger, inference
+    from structperc import Tagger
     from structperc.compiled import loader
     from structperc.decode.decoder import predict
     from structperc.features.tagdict import TagDictionary
     from structperc.labels import LabelSet
+    from structperc.predict import featurize
 
     files = {part: args.corpus / f"en_ewt-ud-{part}.conllu" for part in ("train", "dev", "test")}
     for path in files.values():
@@ -135,7 +136,7 @@ def main() -> None:
 
     def load(part: str):
         corpus = tagger.gold_corpus(str(files[part]))
-        feats = inference.featurize(tagger.model_, corpus)
+        feats = featurize(tagger.model_, corpus)
         gold = coder.encode(corpus.columns[tag_col], unknown=-1)
         return corpus, feats, list(corpus.columns[word_col]), gold
 

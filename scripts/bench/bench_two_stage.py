@@ -10,7 +10,7 @@ scored once per model, after the choice.
     python scripts/bench/bench_two_stage.py --langs esp --order 2   # both rows with second-order transitions
 
 Nothing is chosen here on a test file: the column and its window were chosen on esp.testa by
-``scripts/studies/study_ner_twopass.py``; ``--stage-folds`` (`structperc.fitting.STAGE_FOLDS`: the training
+``scripts/studies/study_ner_twopass.py``; ``--stage-folds`` (`structperc.train.run.STAGE_FOLDS`: the training
 sentences' column from jackknifed first-stage predictions over K folds, or 0: from their gold tags) was
 chosen with this script on the two development files.
 """
@@ -21,7 +21,8 @@ import statistics
 import time
 from pathlib import Path
 
-from structperc import Tagger, fitting
+from structperc import Tagger
+from structperc.train import run as fitting
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "conll2002"
 #: The epochs of the corpus-floor tests, each chosen on the language's testa: 8 (the ner preset) for

@@ -88,7 +88,7 @@ def training_arrays(spec: dict) -> dict:
     """The arrays the trainer receives when the corpus's estimator is fitted (featurized once, as the
     estimator does): features, gold ids, the feature set, the scheme's mask and end, partial labels'
     allowed sets and attribute values (None where absent)."""
-    import structperc.fitting as fitting
+    import structperc.train.run as fitting
 
     held: dict = {}
 

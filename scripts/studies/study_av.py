@@ -1,7 +1,7 @@
 """Accessor variety on SIGHAN 2008 SXU: template variants reading the ``av*`` columns of
 `structperc.features.variety`, scored on a held-out tenth of the training file, never on test.
 
-The held-out tenth is the one ``--dev-split 0.1`` holds out (the permutation of `structperc.fitting.fit`
+The held-out tenth is the one ``--dev-split 0.1`` holds out (the permutation of `structperc.train.run.fit`
 for the seed); the model trains on the other nine tenths with the held-out sentences as ``dev`` (the best
 epoch is kept), and the held-out sentences are then scored like test data (word F1, OOV recall against
 the nine tenths' words).
@@ -35,10 +35,10 @@ from heldout import test_run as scored_on_test
 
 import structperc.segmenter
 from structperc import Segmenter
+from structperc.features.instances import template_columns
 from structperc.features.templates import CWS, CWS_CHARS
 from structperc.features.variety import NS, VarietyLearner, variety_columns
 from structperc.io.segmented import read_segmented_corpus
-from structperc.pipeline import template_columns
 
 CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "sighan2008_sxu")
 

@@ -2,7 +2,7 @@
 of the training file, never on test.
 
 The held-out tenth is the one ``--dev-split 0.1`` holds out (the same permutation of the training
-sentences for the same seed, `structperc.fitting.fit`); the model is trained on the other nine
+sentences for the same seed, `structperc.train.run.fit`); the model is trained on the other nine
 tenths with the held-out sentences as ``dev``, so each epoch is scored on them, the best epoch is
 kept (dev-chosen epochs), and the held-out sentences are then scored like test data: word F1 and
 OOV recall against the nine tenths' words. With ``--test`` the chosen variant and the default are
@@ -33,10 +33,10 @@ from heldout import test_run as scored_on_test
 
 import structperc.segmenter
 from structperc import Segmenter
+from structperc.features.instances import template_columns
 from structperc.features.lexicon import EXTRA_COLUMNS, LexiconLearner
 from structperc.features.templates import CWS, CWS_CHARS
 from structperc.io.segmented import read_segmented_corpus
-from structperc.pipeline import template_columns
 
 CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "sighan2008_sxu")
 

@@ -18,7 +18,7 @@ epoch by the held-out score:
 * ewt: UD EWT train, ``Tagger(task="pos")`` with ``dev=en_ewt-ud-dev`` (UPOS accuracy).
 
 Order 2 is the estimator's own ``Tagger(order=2)`` (dictionaries, jackknifing, features, labels, the
-split, the dev scoring of `structperc.fitting`, `structperc.train.order2.train_perceptron_order2` and
+split, the dev scoring of `structperc.train.run`, `structperc.train.order2.train_perceptron_order2` and
 `structperc.decode.order2.predict_order2`; a Segmenter, which has no ``order`` parameter, through
 `heldout.StudySegmenter`); dev-only runs
 skip the refit on the whole training file (the figure is the probe's). Time is the trainer's (its

@@ -4,7 +4,7 @@
     python scripts/studies/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
 
 Protocol (nothing is chosen on a test file): CoNLL-2000 train.txt split as ``--dev-split 0.1`` splits it
-(the seeded tenth held out, the same permutation as `structperc.fitting.fit`'s); each seed's tagger and the
+(the seeded tenth held out, the same permutation as `structperc.train.run.fit`'s); each seed's tagger and the
 average of their weights are trained on the other nine tenths for the preset's fixed number of epochs,
 and span F1 is scored on the held-out tenth. Prints each member, their mean, and the average's F1 with
 its training cost (one fit per member).

@@ -2,7 +2,7 @@
 B, B2, B3, M, E, S (Zhao et al. 2006; ``Segmenter(encoding="bmes6")``), scored on a held-out tenth of the
 training file, never on test.
 
-The held-out tenth is the one ``--dev-split 0.1`` holds out (the permutation of `structperc.fitting.fit`
+The held-out tenth is the one ``--dev-split 0.1`` holds out (the permutation of `structperc.train.run.fit`
 for the seed); the model trains on the other nine tenths with the held-out sentences as ``dev`` (the best
 of ``--epochs`` epochs is kept), and the held-out sentences are then scored like test data (word F1, OOV
 and IV recall against the nine tenths' words), as in ``study_cws.py`` and ``study_av.py``. Training

@@ -32,11 +32,11 @@ def compress_command(model_path, keep, threshold, out_path, quiet):
     \b
     structperc compress --model chunker/ --keep 0.3 --out chunker-small/
     """
-    from structperc import workflows
+    from structperc import commands
 
     if (keep is None) == (threshold is None):
         raise click.UsageError("give exactly one of --keep and --threshold")
-    path, c, size_before, size_after = workflows.compress(model_path, out_path, keep=keep,
+    path, c, size_before, size_after = commands.compress(model_path, out_path, keep=keep,
                                                           threshold=threshold)
     if not quiet:
         a0, a1 = c["state_attributes_before"], c["state_attributes_after"]
@@ -52,9 +52,9 @@ def compress_command(model_path, keep, threshold, out_path, quiet):
 @with_one_line_errors
 def info_command(model_path, as_json):
     """Describe a model: task, labels, templates, sizes, how it was trained and compressed."""
-    from structperc import workflows
+    from structperc import commands
     from structperc.model.info import format_info
 
-    d = workflows.info(model_path)
+    d = commands.info(model_path)
     click.echo(json.dumps(d, ensure_ascii=False, indent=2, sort_keys=True) if as_json
                else format_info(d))

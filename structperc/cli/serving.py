@@ -36,7 +36,7 @@ def serve_command(models, host, port, max_body_bytes, max_sentences, max_tokens,
     """
     single_threaded_blas()
     from structperc import service
-    from structperc.serving import Limits
+    from structperc.service.serving import Limits
 
     service.run(models, host=host, port=port, access_log=access_log,
                 limits=Limits(max_body_bytes=max_body_bytes, max_sentences=max_sentences,

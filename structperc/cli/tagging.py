@@ -1,5 +1,5 @@
-"""``structperc tag``, ``eval`` and ``segment``: one library call each (`structperc.streaming`,
-`structperc.workflows`; `structperc.cluster.tagging` with ``--dask``)."""
+"""``structperc tag``, ``eval`` and ``segment``: one library call each (`structperc.commands.streaming`,
+`structperc.commands`; `structperc.dask.tagging` with ``--dask``)."""
 from __future__ import annotations
 
 import click
@@ -23,9 +23,9 @@ _DASK_HELP = ("Run on a Dask cluster: a scheduler address (tcp://host:8786) or l
 def _library(dask: str | None):
     """Where the command's one library call lives: this process, or a Dask cluster."""
     if dask is None:
-        from structperc import streaming
+        from structperc.commands import streaming
         return streaming.tag_files, streaming.segment_files, {}
-    from structperc.cluster import tagging
+    from structperc.dask import tagging
     return tagging.tag_files, tagging.segment_files, {"dask": dask}
 
 
@@ -83,9 +83,9 @@ def calibrate(model_path, out_path, plot, path):
     """Refit the temperature of a model's probabilities on gold-tagged FILE (held out from training:
     a dev set), minimising the negative log-likelihood of its tags; the model is saved atomically."""
     single_threaded_blas()
-    from structperc import workflows
+    from structperc import commands
 
-    c = workflows.calibrate(model_path, path, out_path=out_path, plot=plot)
+    c = commands.calibrate(model_path, path, out_path=out_path, plot=plot)
     click.echo(f"temperature {c['temperature']:.4g} on {c['tokens']} tokens: token NLL {c['nll'][0]:.4f} -> "
                f"{c['nll'][1]:.4f}, ECE {c['ece'][0]:.4f} -> {c['ece'][1]:.4f}")
 
@@ -100,10 +100,10 @@ def evaluate(model_path, task, as_json, strict, path):
     """Tag a gold-annotated FILE and report scores: span P/R/F1 per type (chunk, ner), token accuracy
     and confusions (pos), word P/R/F1 with OOV and IV recall (cws). The task comes from the model."""
     single_threaded_blas()
-    from structperc import workflows
+    from structperc import commands
     from structperc.metrics import format_report, to_json
 
-    report = workflows.evaluate(model_path, path, task=task, strict=strict)
+    report = commands.evaluate(model_path, path, task=task, strict=strict)
     click.echo(to_json(report) if as_json else format_report(report))
 
 

@@ -1,5 +1,5 @@
 """``structperc train``: train a tagger or a segmenter and save it (one library call:
-`structperc.workflows.train`), with progress on standard error."""
+`structperc.commands.train`), with progress on standard error."""
 from __future__ import annotations
 
 import sys
@@ -137,8 +137,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
           two_stage, clusters, dask, read_on_workers, mixing, keep_checkpoint, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
-    from structperc import workflows
-    from structperc.model.task import get_task
+    from structperc import commands
+    from structperc.features.task import get_task
 
     if lexicon and task != "cws":
         raise click.UsageError("--lexicon is for --task cws")
@@ -149,7 +149,7 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
     if two_stage and (task == "cws" or init_model):
         raise click.UsageError("--two-stage is for training a new tagger (not --task cws, not --init-model)")
     callback, progress = _progress(epochs or get_task(task or "chunk").epochs, quiet)
-    model, path = workflows.train(
+    model, path = commands.train(
         train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
         tokens_column=tokens_column, tags_column=tags_column, callback=callback, progress=progress,
         checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, workers=workers, mixing=mixing, clusters=clusters,

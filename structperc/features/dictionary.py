@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from structperc.forking import forked_map
+from structperc.features.forking import forked_map
 from structperc.io.corpus import Corpus, compact
 
 

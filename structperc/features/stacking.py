@@ -13,7 +13,7 @@ Chosen on the development sets (``scripts/study_ner_twopass.py``): the window be
 the token majority beats entity-string majorities and the token's own first-stage label.
 
 Training sentences take the column from their *gold* tags, tagging sentences from the first-stage
-model's predictions (`structperc.fitting`, `structperc.inference`): on the development files that paid
+model's predictions (`structperc.train.run`, `structperc.predict`): on the development files that paid
 more than jackknifed first-stage predictions on the training side (esp.testa +0.66 against +0.50 F1,
 ned.testa +0.16 against +0.12; ``scripts/bench_two_stage.py --stage-folds``), at less cost.
 """

@@ -178,7 +178,7 @@ class _LeanReader:
     def _end_of_file(self, last: RawPiece) -> None:
         """The file's last piece: a line end if the file lacks one. Nothing more: the output has
         exactly the input's lines (a blank line that keeps the next file's first sentence apart is
-        the writer's, `structperc.streaming.tag_files`, and only between files)."""
+        the writer's, `structperc.commands.streaming.tag_files`, and only between files)."""
         if last.stop > last.start and last.data[last.stop - 1] != 10:
             last.tail += b"\n"
 

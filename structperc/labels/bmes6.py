@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-#: The encoding's name (`structperc.model.task.Task.encoding`) and its labels.
+#: The encoding's name (`structperc.features.task.Task.encoding`) and its labels.
 BMES6 = "bmes6"
 TAGS = ("B", "B2", "B3", "M", "E", "S")
 #: The BMES tag each 6-tag label reads as.

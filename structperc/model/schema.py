@@ -55,6 +55,7 @@ from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
+from structperc.features.task import Task
 from structperc.features.templates import parse_templates
 from structperc.features.variety import AccessorVariety
 from structperc.labels import LabelSet, transition_mask
@@ -69,7 +70,6 @@ from structperc.model.archive import (
     sparse_rows,
     state_from_arrays,
 )
-from structperc.model.task import Task
 from structperc.model.weights import Weights
 
 if TYPE_CHECKING:

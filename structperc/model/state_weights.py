@@ -257,7 +257,7 @@ def feature_set(kind: str, X: np.ndarray, y: np.ndarray, n_attributes: int, n_la
                 allowed: np.ndarray | None = None) -> FeatureSet:
     """Feature set ``kind`` (one of `FEATURE_SETS`) over the training features.
 
-    With partial labels (``allowed``, bool (n_tokens, L), see `structperc.pipeline.Instances`) the
+    With partial labels (``allowed``, bool (n_tokens, L), see `structperc.features.instances.Instances`) the
     ``"observed"`` set takes the pairs of the tokens whose label is known: (attribute, its label)
     where one label is allowed, (attribute, each allowed label) where a few are (an IOB2 ``B-NP``
     next to an unknown tag may be IOBES B-NP or S-NP). A token whose tag is unknown allows every

@@ -1,5 +1,5 @@
 """``structperc serve``: an HTTP JSON service and a web page over loaded models (FastAPI on uvicorn,
-``pip install "structperc[serve]"``). The library side is `structperc.serving`; this package is the
+``pip install "structperc[serve]"``). The library side is `structperc.service.serving`; this package is the
 face: `create_app` builds the app, `run` loads the models and serves them."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 import socket
 from typing import Sequence
 
-from structperc import serving
 from structperc.errors import InputError
+from structperc.service import serving
 
 
 def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: int = 8000,

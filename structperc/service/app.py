@@ -1,4 +1,4 @@
-"""The HTTP face of `structperc.serving`: a FastAPI app whose endpoints each make one library call.
+"""The HTTP face of `structperc.service.serving`: a FastAPI app whose endpoints each make one library call.
 
 Contract (the README's "HTTP service" section; kept stable): ``GET /health``, ``GET /models``,
 ``POST /tag``, ``POST /segment``, the web page at ``/`` (``static/``), OpenAPI at ``/openapi.json``
@@ -21,8 +21,8 @@ from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from structperc import serving
 from structperc.errors import InputError
+from structperc.service import serving
 from structperc.service.batching import Batcher
 from structperc.service.limits import BodyLimit
 from structperc.version import __version__

@@ -32,9 +32,9 @@ import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.index import FeatureIndex
+from structperc.features.task import Task
 from structperc.model.archive import load_archive, save_archive
 from structperc.model.state_weights import FeatureSet, all_pairs
-from structperc.model.task import Task
 from structperc.model.weights import Weights
 from structperc.train.perceptron import UPDATE_DEFAULTS, PerceptronState
 

@@ -435,12 +435,12 @@ def train_mixed(
     weight, as gathering scattered rows costs what streaming whole arrays does; the piece a driver
     that sends weights over a network needs). ``runner`` makes another runner of the shards'
     epochs from (shards, state), a context manager with ``epoch(epoch, mixing)`` (a Dask cluster:
-    `structperc.parallel.dask_training.dask_runner`). ``progress`` hears of whole epochs
+    `structperc.dask.training.dask_runner`). ``progress`` hears of whole epochs
     only. A resumed ``state`` must come from a mixed run with the same shards and mixing (the caller's
     checkpoint fingerprint says so).
 
     Without ``feats`` and ``y`` (None), ``shards`` are made elsewhere and ``runner`` runs them where they
-    are (Dask workers that read and featurized their own parts: `structperc.parallel.dask_parts`);
+    are (Dask workers that read and featurized their own parts: `structperc.dask.parts`);
     ``totals`` is then the run's (sentences, tokens).
     """
     if mixing not in MIXINGS:

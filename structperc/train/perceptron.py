@@ -33,7 +33,7 @@ class EpochReport:
     dev_score: float | None = None
     best: bool = False
     skipped: int = 0  # partially labelled sentences no path through their known tags could fill
-    stage: int = 0  # 1: an epoch of a two-stage model's first stage (`structperc.fitting`); 0: the model's own
+    stage: int = 0  # 1: an epoch of a two-stage model's first stage (`structperc.train.run`); 0: the model's own
 
     @property
     def tokens_per_second(self) -> float:
@@ -345,7 +345,7 @@ def train_perceptron(
         as consecutive slices of its order: the same updates in the same order, the same result).
     allowed
         Partial labels, bool (n_tokens, L): the labels each token may take (see
-        `structperc.pipeline.Instances`). A sentence whose rows are not all one-hot at ``y`` is
+        `structperc.features.instances.Instances`). A sentence whose rows are not all one-hot at ``y`` is
         filled by the best path that agrees with them (the latent structured perceptron, see
         `structperc.train.epoch_kernels.train_epoch_partial`); None, or no such sentence, trains
         exactly as fully labelled data.

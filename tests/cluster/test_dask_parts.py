@@ -1,5 +1,5 @@
 """Training on a Dask `LocalCluster` whose workers read the training input themselves
-(`structperc.parallel.dask_parts`, ``structperc train --dask … --read-on-workers``):
+(`structperc.dask.parts`, ``structperc train --dask … --read-on-workers``):
 
 * the index the reduces build is the one built from the whole file, and the model is, bit for bit, the
   one iterative parameter mixing trains on one machine from shards cut at the same sentences;
@@ -20,20 +20,20 @@ from testkit import SAMPLE_TRAIN
 
 from structperc import Tagger
 from structperc.errors import InputError
+from structperc.features.instances import training_instances
+from structperc.features.task import get_task
 from structperc.features.templates import resolve_template
 from structperc.io.conll import read_corpus
 from structperc.io.parts import file_parts
 from structperc.model.schema import masks
 from structperc.model.state_weights import all_pairs
-from structperc.model.task import get_task
-from structperc.pipeline import training_instances
 from structperc.train.mixing import Shard, train_mixed
 from structperc.train.perceptron import PerceptronState, epoch_inputs
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
-from structperc.parallel.client import connect  # noqa: E402
-from structperc.parallel.dask_parts import training_parts  # noqa: E402
-from structperc.workflows import fit_on_workers  # noqa: E402
+from structperc.commands import fit_on_workers  # noqa: E402
+from structperc.dask.client import connect  # noqa: E402
+from structperc.dask.parts import training_parts  # noqa: E402
 
 SENTENCES = 300
 TEMPLATE = resolve_template("crfsuite") + ["y[-1]|y[0]|pos[0]"]
@@ -158,8 +158,8 @@ def _parts_run(client, path, epochs, kill_after=None):
     import signal
     import time
 
-    from structperc.parallel.dask_parts import featurize_on_workers
-    from structperc.parallel.dask_training import DaskShards
+    from structperc.dask.parts import featurize_on_workers
+    from structperc.dask.training import DaskShards
 
     task = get_task("chunk")
     data = featurize_on_workers(client, training_parts([str(path)], 2), task, TEMPLATE, 1, 0, "?",

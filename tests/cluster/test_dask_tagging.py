@@ -1,5 +1,5 @@
 """Tagging and segmentation on a Dask `LocalCluster` (2 worker processes, one for the module): the output
-of `structperc.cluster.tagging` equals `structperc.streaming`'s byte for byte, whatever the cut; the
+of `structperc.dask.tagging` equals `structperc.commands.streaming`'s byte for byte, whatever the cut; the
 model is loaded once per worker; errors come back as the one line `structperc tag` gives."""
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ import pytest
 from click.testing import CliRunner
 from testkit import CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
 
-from structperc import Segmenter, Tagger, streaming
+from structperc import Segmenter, Tagger
 from structperc.cli import main
+from structperc.commands import streaming
 from structperc.errors import InputError
 from structperc.features.gazetteer import DOC_WINDOW, document_gap
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
-from structperc.cluster import tagging, worker  # noqa: E402
+from structperc.dask import tagging, worker  # noqa: E402
+from structperc.dask.client import connect  # noqa: E402
 from structperc.io import parts as cluster_parts  # noqa: E402
 from structperc.io.parts import file_parts  # noqa: E402
-from structperc.parallel.client import connect  # noqa: E402
 
 FULL_TEST = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "conll2000" / "test.txt"
 

@@ -1,4 +1,4 @@
-"""Iterative parameter mixing on a Dask `LocalCluster` (`structperc.parallel.dask_training`; 2 single-threaded
+"""Iterative parameter mixing on a Dask `LocalCluster` (`structperc.dask.training`; 2 single-threaded
 worker processes, one cluster for the module), on a slice of the shipped CoNLL-2000 training sample:
 
 * `DaskShards` gives `SerialShards`' weights, sums and counter bit for bit, under both mixings and both
@@ -22,19 +22,19 @@ import pytest
 from testkit import SAMPLE_TRAIN
 
 from structperc.errors import InputError
+from structperc.features.instances import training_instances
+from structperc.features.task import get_task
 from structperc.features.templates import resolve_template
 from structperc.io.conll import read_corpus
 from structperc.model.schema import masks
 from structperc.model.state_weights import feature_set
-from structperc.model.task import get_task
-from structperc.pipeline import training_instances
 from structperc.train.mixing import MIXED, SerialShards, make_shards, train_mixed
 from structperc.train.perceptron import EpochReport, PerceptronState, epoch_inputs, train_perceptron
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
-from structperc.parallel import dask_training  # noqa: E402
-from structperc.parallel.client import connect  # noqa: E402
-from structperc.parallel.dask_training import DaskShards, epoch_task, scratch_bytes, train_on_dask  # noqa: E402
+from structperc.dask import training as dask_training  # noqa: E402
+from structperc.dask.client import connect  # noqa: E402
+from structperc.dask.training import DaskShards, epoch_task, scratch_bytes, train_on_dask  # noqa: E402
 
 SENTENCES = 400
 #: The crfsuite template plus a conditioned transition: the epochs change rows of Wc and Uc too.
@@ -50,7 +50,7 @@ def client():
 
 @pytest.fixture(scope="module")
 def problem(tmp_path_factory):
-    """Features of the sample's first sentences, as `structperc.fitting.train_model` builds them, and a
+    """Features of the sample's first sentences, as `structperc.train.run.train_model` builds them, and a
     maker of fresh trainer states over them."""
     text = gzip.decompress(SAMPLE_TRAIN.read_bytes()).decode("utf-8")
     path = tmp_path_factory.mktemp("dask-train") / "train.txt"
@@ -291,7 +291,7 @@ def test_fit_with_dask_gives_the_model_of_local_workers(client, tmp_path, monkey
 def test_a_worker_keeps_its_last_start_and_applies_only_the_new_deltas(monkeypatch):
     """`_start_of`: the base with the deltas applied, whether the thread's kept start is extended (the
     next epoch, same base) or rebuilt (another base, an older epoch's rerun, unnamed objects)."""
-    from structperc.parallel import dask_training as dt
+    from structperc.dask import training as dt
 
     rng = np.random.default_rng(0)
     shapes = {"W": ((12,), np.float32), "U": ((12,), np.float64), "Wt": ((3, 2), np.float32),

@@ -1,7 +1,7 @@
 """The k-best lists' cost and bound (issue 28, item 6): the compiled list Viterbi's work grows linearly
 in k (a deterministic count of its heap operations, not a timing), its lists stay those of brute
 force and of the numpy twin for k far beyond the labels (ties included), and every face refuses a k
-above `structperc.decode.nbest.MAX_K` in one line; `inference.k_best` converts all paths at once to the
+above `structperc.decode.nbest.MAX_K` in one line; `predict.k_best` converts all paths at once to the
 same tags as one path at a time; a streaming face's chunks shrink for large k with the same output."""
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ from test_nbest import _VALUES, COLUMNS, NEG, ranking
 from test_nbest_kernels import AOT, KERNELS, kernel_inputs, run_kernel
 from testkit import SAMPLE_TEST, SAMPLE_TRAIN
 
-from structperc import inference
+from structperc import predict
 from structperc.decode import nbest as nbest_module
+from structperc.decode.marginals import path_log_probs
 from structperc.decode.nbest import MAX_K, check_k, nbest, nbest_batch, nbest_chunk
 from structperc.decode.nbest_kernels import nbest_corpus, nbest_counted
 from structperc.errors import InputError
+from structperc.features.instances import data_tags
 
 
 def lattice(T=28, L=40, seed=0):
@@ -126,7 +128,7 @@ def test_the_decoder_refuses_k_above_the_bound(toy_tagger):
 
 
 def test_the_service_limit_is_the_same_bound():
-    from structperc.serving import Limits
+    from structperc.service.serving import Limits
 
     assert Limits(max_nbest=MAX_K).max_nbest == MAX_K
     with pytest.raises(InputError, match=f"max-nbest {MAX_K + 1}: at most {MAX_K}"):
@@ -164,10 +166,10 @@ def test_k_best_converts_every_path_as_one_path_at_a_time(chunker):
     mask[ptr[4]:ptr[5], 1::2] = False                                                  # sentence 5: fewer
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lists = inference.k_best(model, gapped, 7, mask)
+        lists = predict.k_best(model, gapped, 7, mask)
         tau = model.temperature
         result = nbest(model.weights, gapped, 7, allowed=mask)
-        best = inference.path_log_probs(model.weights, gapped, result.ids[0], tau, allowed=mask)
+        best = path_log_probs(model.weights, gapped, result.ids[0], tau, allowed=mask)
     sp = gapped.sent_ptr
     assert len(lists) == len(sp) - 1 and lists[2] == [([], 0.0, pytest.approx(1.0))]
     for s, paths in enumerate(lists):
@@ -177,7 +179,7 @@ def test_k_best_converts_every_path_as_one_path_at_a_time(chunker):
             score = float(result.scores[s, r])
             if score == NEG:
                 break
-            tags = inference.data_tags(result.ids[r, a:b], np.array([0, b - a]), model.labels, model.task)
+            tags = data_tags(result.ids[r, a:b], np.array([0, b - a]), model.labels, model.task)
             gap = (score - float(result.scores[s, 0])) / tau
             expected.append((tags, score, float(np.exp(best[s] + min(gap, 0.0)))))
         assert paths == expected
@@ -185,13 +187,13 @@ def test_k_best_converts_every_path_as_one_path_at_a_time(chunker):
 
 def test_streaming_chunks_shrink_for_large_k(chunker, tmp_path, monkeypatch):
     """With 6 paths a chunk, --nbest 3 tags two sentences at a time: the same JSON lines as one chunk."""
-    from structperc import streaming
+    from structperc.commands import streaming
 
     model = tmp_path / "chunker"
     chunker.save(model)
     text = first_sentences(SAMPLE_TEST, 9, drop_last_column=True)
     sizes: list[int] = []
-    tag_in_context = inference.tag_in_context
+    tag_in_context = predict.tag_in_context
 
     def recording(model, core, *args, **kwargs):
         sizes.append(len(core))
@@ -205,7 +207,7 @@ def test_streaming_chunks_shrink_for_large_k(chunker, tmp_path, monkeypatch):
             streaming.tag_files(model, [io.StringIO(text)], out, nbest=3)
         return out.getvalue()
 
-    monkeypatch.setattr(inference, "tag_in_context", recording)
+    monkeypatch.setattr(predict.inference, "tag_in_context", recording)
     whole = tagged(10 ** 9)
     assert sizes == [9]
     sizes.clear()

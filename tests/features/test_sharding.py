@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structperc.errors import InputError
+from structperc.features.forking import can_fork, forked_map
 from structperc.features.index import FeatureIndex
 from structperc.features.sharding import fit_transform_parallel, sentence_shards, token_range
 from structperc.features.templates import parse_templates
-from structperc.forking import can_fork, forked_map
 from structperc.io.corpus import Corpus
 
 #: Every kind of part: plain and function atoms, offsets, ``rare``, equality, bias, and transition

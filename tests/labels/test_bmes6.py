@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from testkit import CWS_TRAIN
 
-from structperc import Tagger, inference
+from structperc import Tagger, predict
 from structperc.cli import main
 from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
@@ -129,14 +129,14 @@ def test_a_six_tag_segmenter_segments_its_training_sentences(six):
 
 def test_six_tag_model_speaks_bmes_outside(six):
     model, corpus = six.model_, char_corpus(["上海体育局召开会议", "联合国教科文组织总干事"])
-    tagged = inference.tag_corpus(model, corpus, confidence=True, distributions=True, k=2)
+    tagged = predict.tag_corpus(model, corpus, confidence=True, distributions=True, k=2)
     assert set(tagged.tags) <= {"B", "M", "E", "S"} and "M" in tagged.tags
     assert bmes.tags_to_words("上海体育局召开会议", tagged.tags[:9]) == ["上海", "体育局", "召开", "会议"]
     assert tagged.marginal_tags == ["B", "E", "M", "S"]
     assert np.allclose(tagged.marginals.sum(1), 1.0)
     assert all(set(tags) <= {"B", "M", "E", "S"} for path in tagged.nbest for tags, _, _ in path)
     # a forced BMES tag stands for its 6-tag labels: an M forced on the 3rd character of 上海体 …
-    forced = inference.tag_corpus(model, char_corpus(["上海体育局"]), known=[None, None, "M", None, None])
+    forced = predict.tag_corpus(model, char_corpus(["上海体育局"]), known=[None, None, "M", None, None])
     assert forced.tags[2] == "M" and bmes.tags_to_words("上海体育局", forced.tags) != ["上海", "体育局"]
 
 

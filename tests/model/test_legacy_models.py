@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from structperc import Tagger
+from structperc.commands import load
 from structperc.cws import Segmenter
 from structperc.features.gazetteer import Gazetteer
-from structperc.workflows import load
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from servicekit import LIMITS, NER, SAMPLE_TEST
 
-from structperc import workflows
+from structperc import commands
 
 TOL = 1e-9
 
@@ -111,7 +111,7 @@ def tuples(sentences):
 @pytest.fixture(scope="module")
 def loaded(service_models):
     """The served models, loaded in-process."""
-    return {name: workflows.load(path) for name, path in service_models.items()}
+    return {name: commands.load(path) for name, path in service_models.items()}
 
 
 @pytest.fixture(scope="module")

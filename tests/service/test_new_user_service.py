@@ -30,7 +30,7 @@ def test_a_sentence_with_no_tokens_is_empty_input(server, body):
 
 
 def test_empty_input_is_one_rule_in_the_library(service_models):
-    from structperc import serving
+    from structperc.service import serving
 
     table = serving.ModelTable.load([f"pos={service_models['pos']}"])
     pos = table.get("pos")

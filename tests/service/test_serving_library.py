@@ -1,13 +1,13 @@
-"""`structperc.serving`, the library behind the HTTP face, in process: model names and the table,
+"""`structperc.service.serving`, the library behind the HTTP face, in process: model names and the table,
 request checks, and documents batched into one call tagged exactly as each alone."""
 from __future__ import annotations
 
 import pytest
 
-from structperc import inference
+from structperc import predict
 from structperc.errors import InputError
 from structperc.features.gazetteer import DOC_WINDOW
-from structperc.serving import Limits, ModelTable, RequestError, parse_spec, tag_documents, tag_input
+from structperc.service.serving import Limits, ModelTable, RequestError, parse_spec, tag_documents, tag_input
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_tag_input_checks(table):
 
 def test_documents_batched_together_get_the_tags_each_gets_alone(table):
     ner = table.get("ner")
-    assert inference.document_window(ner.tagger.model_) == DOC_WINDOW  # the model reads `doc`
+    assert predict.document_window(ner.tagger.model_) == DOC_WINDOW  # the model reads `doc`
     docs = [[["Juan", "Pérez", "vive", "en", "Madrid", "."], ["Pérez", "habló", "."]],
             [["Madrid", "abrió", "."]],
             [["Pérez", "García", "visitó", "Ginebra", "."], ["La", "ONU", "."]]]

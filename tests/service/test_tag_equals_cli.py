@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from servicekit import LIMITS, NER, SAMPLE_TEST, start_server, stop_server
 
-from structperc import workflows
+from structperc import commands
 
 #: Limits of the second server, which takes the whole NER file in one request.
 BIG_LIMITS = {"max_body_bytes": 1 << 20, "max_sentences": 1000, "max_tokens": 1000, "max_nbest": 20}
@@ -64,7 +64,7 @@ def assert_close(mine: list[list[float]], theirs: list[list[float]], tol: float)
 
 def full_confidence(model_dir: Path, path: Path) -> list[list[float]]:
     """Each predicted tag's probability, unrounded, for the file the CLI tags: the model's own calls."""
-    model = workflows.load(model_dir)
+    model = commands.load(model_dir)
     tags, dists = model.predict(str(path)), model.predict_marginals(str(path))
     return [[d[t] for t, d in zip(ts, ds)] for ts, ds in zip(tags, dists)]
 
@@ -108,7 +108,7 @@ def test_chunk_tags_equal_the_cli(server, service_models):
     # The test server takes at most LIMITS["max_sentences"] sentences a request, so the file goes in
     # several requests. The chunk model has no document-level features (a sentence's tags depend on
     # that sentence only), so splitting the file does not change its tags — checked in-process here.
-    model = workflows.load(service_models["chunk"])
+    model = commands.load(service_models["chunk"])
     as_tuples = [[tuple(t) for t in s] for s in tokens]
     n = LIMITS["max_sentences"]
     pieces = [t for i in range(0, len(as_tuples), n) for t in model.predict(as_tuples[i:i + n])]
@@ -145,7 +145,7 @@ def test_ner_document_in_one_request_equals_the_cli(big_server, service_models, 
     sentences = read_conll(ner_file)
     words = [[w for w, _ in s] for s in sentences]
     assert len(words) > LIMITS["max_sentences"]  # hence the second server
-    model = workflows.load(service_models["ner"])
+    model = commands.load(service_models["ner"])
     # the point of one request: tagged in pieces (or sentence by sentence) the file gets other tags
     n = LIMITS["max_sentences"]
     whole = model.predict(words)

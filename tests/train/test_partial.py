@@ -232,8 +232,8 @@ def test_unknown_tag_none_makes_the_marker_an_ordinary_tag():
     assert "?" in Tagger.train(SENTS, tags, unknown_tag=None, **kw).labels_
     assert Tagger.train(SENTS, tags, **kw).labels_ == ["NN"]
     # None in tag lists with the marker disabled (the Tagger passes its unknown_tag to to_corpus)
-    from structperc.inputs import to_corpus
-    from structperc.model.task import get_task
+    from structperc.features.task import get_task
+    from structperc.io.inputs import to_corpus
 
     task = get_task("pos", columns=("word", "tag"), tag_column="tag", scheme="none")
     with pytest.raises(InputError, match="unknown tags are disabled"):

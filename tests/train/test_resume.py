@@ -131,7 +131,7 @@ def test_continued_training_moves_old_weights_with_their_attributes(feature_set)
     before = {tagger.features_.attribute_name(a): dict(zip(tagger.labels_, tagger.weights_.state[a]))
               for a in range(tagger.features_.n_state_attributes)}
     captured = {}
-    import structperc.fitting as tagger_module
+    import structperc.train.run as tagger_module
 
     real = tagger_module.train_perceptron
 

@@ -21,10 +21,10 @@ from reference import dense_pairs, dense_weights, random_sentences, reference_ep
 from structperc.decode.decoder import predict
 from structperc.errors import InputError
 from structperc.features.index import Features
-from structperc.fitting import compact_features
 from structperc.model.state_weights import feature_set
 from structperc.train.checkpoint import load_checkpoint, save_checkpoint
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, train_perceptron
+from structperc.train.run import compact_features
 
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 
@@ -219,7 +219,7 @@ def test_checkpoint_resume_with_values(tmp_path):
 
 
 def test_dev_scoring_on_compacted_ids_keeps_values_aligned():
-    """What `structperc.fitting._run` does for a dev set: compact the ids, keep the values, score the
+    """What `structperc.train.run.run_trainer` does for a dev set: compact the ids, keep the values, score the
     average of the dev rows only. The labels must be those of the whole average on the raw ids."""
     feats, y, mask, end, A, AT, L = _data(seed=8)
     dev, _, _, _, _, _, _ = _data(seed=9, n_sent=20)
@@ -265,12 +265,12 @@ def test_string_values_are_refused():
 
 
 def test_fitting_run_passes_the_values_through():
-    """`structperc.fitting._run` (the one training loop of the estimators) trains on
+    """`structperc.train.run.run_trainer` (the one training loop of the estimators) trains on
     ``data.feats.values``: its model's weights are `train_perceptron`'s with those values."""
-    from structperc.fitting import _run
+    from structperc.features.instances import Instances
+    from structperc.features.task import get_task
     from structperc.model.schema import masks
-    from structperc.model.task import get_task
-    from structperc.pipeline import Instances
+    from structperc.train.run import run_trainer
 
     feats, y, _, _, A, AT, L = _data(seed=11)
     labels = [f"L{i}" for i in range(L)]
@@ -280,8 +280,8 @@ def test_fitting_run_passes_the_values_through():
     valued = Features(feats.state, feats.trans, feats.sent_ptr, values)
     model = dict(task=task, labels=labels, templates=[], features=None, params={}, dictionary=None,
                  dataset_columns={})
-    fitted = _run(model, Instances(valued, y), PerceptronState.zeros(A, AT, L), 3, None, None, None, 3)
+    fitted = run_trainer(model, Instances(valued, y), PerceptronState.zeros(A, AT, L), 3, None, None, None, 3)
     want, _ = _train(feats, y, mask, end, A, AT, L, epochs=3, values=values)
     _same(fitted.model.weights, want)
-    plain = _run(model, Instances(feats, y), PerceptronState.zeros(A, AT, L), 3, None, None, None, 3)
+    plain = run_trainer(model, Instances(feats, y), PerceptronState.zeros(A, AT, L), 3, None, None, None, 3)
     assert plain.model.weights.sparse.values.tobytes() != want.sparse.values.tobytes()

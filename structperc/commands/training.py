@@ -1,41 +1,19 @@
-"""One library call per command: what ``structperc train/eval/info/compress`` do (``tag`` and
-``segment``: `structperc.streaming`), for the
-command line and any other face (an HTTP service, a notebook) to call the same way.
-
-The faces parse their own options and print; everything else — which estimator a task needs, which
-columns a model reads, how a model is loaded once — is decided here or below.
-"""
+"""What ``structperc train`` does, as one library call (`train`), and its Dask form (`fit_on_workers`):
+which estimator a task needs, how --dev and --init-model are read, and that the outputs are writable
+before any work starts."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from structperc.commands.models import load, remove_empty, writable_outputs
 from structperc.errors import InputError
-from structperc.model import schema
 from structperc.model.archive import writing_lock
 from structperc.segmenter import Segmenter
 from structperc.tagger import Callback, Tagger
 
 Progress = Callable[[int, int], None]
-
-
-def load(path: str | os.PathLike) -> Tagger:
-    """The model at ``path`` as the estimator its task needs: a `Segmenter` for word segmentation,
-    else a `Tagger` (read once)."""
-    model = schema.read(path)
-    if model.task.name == "cws":
-        return Segmenter.from_model(model, str(path))
-    return Tagger.from_model(model)
-
-
-def load_tagger(path: str | os.PathLike) -> Tagger:
-    """`load`, refusing a word segmentation model (the faces that tag columns take a tagger)."""
-    tagger = load(path)
-    if isinstance(tagger, Segmenter):
-        raise InputError("a word segmentation model: use 'structperc segment'", str(path))
-    return tagger
 
 
 def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = None,
@@ -74,7 +52,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
         raise InputError("--add-labels is for continued training (--init-model): a new model learns every "
                          "tag of its data")
     if plot:
-        from structperc.plot import require_matplotlib
+        from structperc.train.plot import require_matplotlib
 
         require_matplotlib()  # fail before training, not after
     created = writable_outputs(model_path, checkpoint_dir, plot)
@@ -95,10 +73,10 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
             path = model.save(model_path)
     except BaseException:
         for directory in reversed(created):  # only the folders this run made, and left empty
-            _remove_empty(directory)
+            remove_empty(directory)
         raise
     if plot:
-        from structperc.plot import plot_history
+        from structperc.train.plot import plot_history
 
         # with --dev-split the curve worth seeing is the held-out one that picked the epochs
         plot_history(getattr(model, "dev_history_", None) or model.history_, plot,
@@ -108,7 +86,7 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
 
         remove_checkpoint(checkpoint_dir)
         for directory in reversed(created):  # the checkpoint folder too, if this run made it
-            _remove_empty(directory)
+            remove_empty(directory)
     return model, path
 
 
@@ -119,20 +97,22 @@ def fit_on_workers(tagger: Tagger, paths: list[str | os.PathLike], *, dask: Any,
     """Fit ``tagger`` (its parameters as set) on ``paths``, read by the workers of the Dask cluster
     ``dask`` (an address, ``local:N`` or a `distributed.Client`): ``workers`` byte ranges of one file,
     or one part per file of several, each the shard of iterative parameter mixing that its worker read
-    and featurized (`structperc.parallel.dask_parts`). ``dev`` (a path) is read here and picks the best
+    and featurized (`structperc.dask.parts`). ``dev`` (a path) is read here and picks the best
     epoch. The files must be readable at the same path on every worker. Returns ``tagger``, fitted."""
-    from structperc import fitting
-    from structperc import params as parameters
+    from structperc.features.instances import columns_to_read
     from structperc.features.templates import resolve_template
-    from structperc.inputs import to_corpus
-    from structperc.pipeline import columns_to_read
+    from structperc.io.inputs import to_corpus
+    from structperc.train import config as parameters
+    from structperc.train import run as fitting
 
     task = parameters.task_for(settings := tagger.get_params())
     parameters.check(settings, task, dev=dev is not None, data=paths[0] if len(paths) == 1 else None)
     lines = resolve_template(tagger.template if tagger.template is not None else task.template)
     dev_corpus = to_corpus(dev, None, task, need_tags=True, reads=columns_to_read(task, lines, gold=True),
                            unknown=tagger.unknown_tag) if dev is not None else None
-    result = fitting.train_on_workers([str(p) for p in paths], dev_corpus, lines, task.epochs, task=task,
+    from structperc.dask.parts import train_on_workers
+
+    result = train_on_workers([str(p) for p in paths], dev_corpus, lines, task.epochs, task=task,
                                       params=tagger._saved_params(), dask=dask, workers=workers, mixing=mixing,
                                       callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
                                       resume=resume)
@@ -179,101 +159,3 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
     return model.fit(data, dev=dev, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
                      resume=resume, tokens=tokens_column, tags=tags_column, workers=workers, mixing=mixing,
                      clusters=clusters, dask=dask)
-
-
-def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.PathLike | None = None,
-                     plot: str | os.PathLike | None = None) -> list[Path]:
-    """Check, before any training, that the model, the checkpoints and the plot can be written (by
-    writing a probe file), so that a run does not fail after its last epoch. Returns the folders it
-    had to create (a failed run removes them again)."""
-    target = Path(model_path)
-    if target.exists() and not target.is_dir() and target.suffix != ".zip":
-        raise InputError("exists and is not a model directory", str(model_path))
-    created: list[Path] = []
-    folders = [target.parent if target.suffix == ".zip" else target]
-    folders += [Path(checkpoint_dir)] if checkpoint_dir else []
-    folders += [Path(plot).parent] if plot else []
-    for folder in folders:
-        missing = [p for p in [folder, *folder.parents] if not p.exists()]
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            created += [p for p in reversed(missing) if p.is_dir()]
-            with tempfile.TemporaryFile(dir=folder):
-                pass
-        except OSError as exc:
-            for directory in reversed(created):
-                _remove_empty(directory)
-            raise InputError(f"cannot write there ({exc.strerror or exc})", str(folder)) from None
-    if plot and Path(plot).exists() and not os.access(plot, os.W_OK):
-        raise InputError("cannot write the plot there (read-only file)", str(plot))
-    return created
-
-
-def _remove_empty(directory: Path) -> None:
-    try:
-        directory.rmdir()
-    except OSError:
-        pass
-
-
-def evaluate(model_path: str | os.PathLike, path: str, *, task: str | None = None,
-             strict: bool = False) -> dict:
-    """The report of the model at ``model_path`` on gold data ``path`` (its task's metric); ``task``
-    optionally checks which task the model was trained for."""
-    model = load(model_path)
-    if task is not None and task != model.task_.name:
-        raise InputError(f"a {model.task_.name!r} model, not {task!r}", str(model_path))
-    return model.evaluate(path, strict=strict)  # a segmenter refuses CoNLL columns (`refuse_columns`)
-
-
-def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.PathLike | None = None,
-              plot: str | os.PathLike | None = None) -> dict:
-    """Refit the temperature of the model at ``model_path`` on gold data ``path`` (held out from its
-    training) and save the model again (to ``out_path``, by default in place, atomically). With
-    ``plot``, a reliability diagram before and after. Returns the calibration record."""
-    from structperc import inference
-
-    if plot:
-        from structperc.plot import require_matplotlib
-
-        require_matplotlib()
-    target = out_path or model_path
-    writable_outputs(target, plot=plot)
-    with writing_lock(target):
-        model = load(model_path)
-        if isinstance(model, Segmenter):
-            raise InputError("'calibrate' takes tagging models; a segmenter's temperature is fitted "
-                             "when it is trained with --dev or --dev-split", str(model_path))
-        corpus = model.gold_corpus(path)
-        record = model.calibrate(corpus)
-        model.save(target)
-    if plot:  # the diagram's points: the confidences at τ = 1 and at the fitted τ
-        from structperc.plot import plot_reliability
-
-        before = inference.calibration_report(model.model_, corpus, temperature=1.0)
-        after = inference.calibration_report(model.model_, corpus)
-        plot_reliability({"before (τ = 1)": before, f"after (τ = {record['temperature']:.3g})": after}, plot,
-                         title=f"{Path(path).name}: {model.task_.name}")
-    return record
-
-
-def info(model_path: str | os.PathLike) -> dict:
-    """What `structperc.model.info.model_info` says of the model."""
-    from structperc.model.info import model_info
-
-    return model_info(model_path)
-
-
-def compress(model_path: str | os.PathLike, out_path: str | os.PathLike, *, keep: float | None = None,
-             threshold: float | None = None) -> tuple[Path, dict, int, int]:
-    """Compress the model at ``model_path`` into ``out_path`` (may be the same: saving is atomic).
-
-    Returns the new archive's path, the compression record, and the file sizes before and after.
-    """
-    from structperc.model.compress import compress as compress_model
-
-    model = schema.read(model_path)
-    size_before = schema.file_size(model_path)
-    small = compress_model(model, keep=keep, threshold=threshold)
-    path = schema.write(out_path, small)
-    return path, small.provenance["compressed"], size_before, path.stat().st_size

@@ -8,7 +8,7 @@ other face that wants them.
 A request is a *document*: its sentences see each other through document-level features (the NER
 ``doc`` column's window over nearby sentences), as the sentences of one file given to ``structperc
 tag`` do. `tag_documents` tags several documents with one call (the service batches concurrent
-requests that way) and keeps each out of the others' window (`structperc.inference.apart`), so a
+requests that way) and keeps each out of the others' window (`structperc.predict.apart`), so a
 request gets the same tags alone or batched.
 """
 from __future__ import annotations
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from structperc.commands import load
 from structperc.decode.nbest import check_k
 from structperc.errors import InputError
-from structperc.inputs import to_corpus, token_columns
+from structperc.io.inputs import to_corpus, token_columns
 from structperc.labels.schemes import spans
 from structperc.segmenter import Segmenter
 from structperc.tagger import Tagger
-from structperc.workflows import load
 
 #: What a model may be called: a letter or digit, then letters, digits, ``_``, ``.``, ``-``.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -74,7 +74,7 @@ class Served:
         return token_columns(self.tagger.task_, set(self.tagger.features_.columns))
 
     def describe(self) -> dict[str, Any]:
-        from structperc.inference import projection_matrix
+        from structperc.predict import projection_matrix
 
         task = self.tagger.task_
         model = self.tagger.model_
@@ -182,7 +182,7 @@ def tag_documents(served: Served, documents: Sequence[list[list[Any]]], *, margi
     and answer each: ``tokens`` and ``tags`` per sentence, ``spans`` for span tasks, with
     ``marginals`` each tag's probability (``confidence``) and distribution (``marginals``), with
     ``nbest`` the k best paths. Documents are kept out of each other's document-level window."""
-    from structperc.inference import apart, document_window, tag_corpus
+    from structperc.predict import apart, document_window, tag_corpus
 
     tagger = served.tagger
     model = tagger.model_

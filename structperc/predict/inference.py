@@ -41,12 +41,12 @@ from structperc.decode.nbest import nbest
 from structperc.errors import InputError, UncalibratedWarning
 from structperc.features.gazetteer import STAGE_COLUMN, document_gap
 from structperc.features.index import Features
+from structperc.features.instances import columns_to_read, data_tags, hidden_tags, model_tags, with_dictionary
 from structperc.features.stacking import majority_types, tag_types
 from structperc.io.corpus import Corpus, concat, edge
 from structperc.labels.partial import label_projection
 from structperc.metrics import expected_calibration_error
 from structperc.model.schema import Model
-from structperc.pipeline import columns_to_read, data_tags, hidden_tags, model_tags, with_dictionary
 
 if TYPE_CHECKING:
     from structperc.io.formats import Layout
@@ -99,7 +99,7 @@ def confidence_temperature(model: Model) -> float:
 
 def told_elsewhere(model: Model) -> None:
     """Never warn about ``model`` being uncalibrated: a copy of a model whose owner says it (a Dask
-    worker's, `structperc.cluster.tagging`: the client says it once, not each worker)."""
+    worker's, `structperc.dask.tagging`: the client says it once, not each worker)."""
     _first_time(model)
 
 
@@ -415,7 +415,7 @@ class TaggingSetup:
 def tagging_setup(model: Model, source: Any, input_format: str = "auto", output_format: str | None = None,
                   *, nbest: int = 0, forced_column: str | int | None = None) -> tuple[TaggingSetup, Any]:
     """The `TaggingSetup` of tagging ``source`` with ``model`` (the arguments of
-    `structperc.streaming.tag_files`), and the source to read (``auto`` on a stream gives one that
+    `structperc.commands.streaming.tag_files`), and the source to read (``auto`` on a stream gives one that
     gives back what was looked at). Refuses, before reading, what cannot work (`formats.check`)."""
     from structperc.io import formats
     from structperc.io.text import source_name

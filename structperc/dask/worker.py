@@ -59,7 +59,7 @@ def model_bytes(model: Any) -> tuple[bytes, str]:
     from structperc.model.schema import to_bytes
 
     if isinstance(model, (str, os.PathLike)):
-        from structperc.workflows import load
+        from structperc.commands import load
 
         load(model)  # damage and foreign files are refused here, in one line
         blob = archive_path(model).read_bytes()

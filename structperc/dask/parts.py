@@ -13,7 +13,7 @@ result of a task, so Dask rebuilds it on another worker when its worker is lost 
    into the attribute tables (`~structperc.features.index.FeatureIndex.merge_key_tables`);
 4. ``part_shard``: its attribute ids and label ids as one `~structperc.train.mixing.Shard` of the
    run — shard k of the parts, sentences numbered across the parts in order — which
-   `~structperc.parallel.dask_training.DaskShards` trains from, epoch after epoch.
+   `~structperc.dask.training.DaskShards` trains from, epoch after epoch.
 
 The reduces are exact (`structperc.features.sharding`): the index is the one the driver would build from
 the concatenated parts, and the model is the one `--workers N` trains on one machine from shards cut at the
@@ -27,24 +27,35 @@ feature set (each needs the whole corpus).
 from __future__ import annotations
 
 import hashlib
+import os
 import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
+from structperc.dask.client import using
+from structperc.dask.training import dask_runner, hold
 from structperc.errors import InputError
+from structperc.features.ambiguity import COLUMNS as AMBIGUITY_COLUMNS
+from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
+from structperc.features.gazetteer import BASE_COLUMNS as GAZ_BASE
+from structperc.features.gazetteer import EXTRA_COLUMNS as GAZ_EXTRA
+from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import FeatureIndex
+from structperc.features.instances import corpus_digest, hidden_tags, model_tags, template_columns
+from structperc.features.task import Task
 from structperc.features.templates import optional_columns_dropped, parse_templates
-from structperc.inputs import to_corpus
 from structperc.io.corpus import Corpus
+from structperc.io.inputs import to_corpus
 from structperc.io.parts import Part, file_parts
 from structperc.labels.label_set import LabelSet
-from structperc.model.task import Task
-from structperc.parallel.dask_training import hold
-from structperc.pipeline import corpus_digest, hidden_tags, model_tags, template_columns
+from structperc.model.schema import masks
+from structperc.predict import calibrate
+from structperc.train.config import check_order, mixing_scale
 from structperc.train.mixing import Shard
-from structperc.train.perceptron import EpochInputs
+from structperc.train.perceptron import EpochInputs, PerceptronState
+from structperc.train.run import Callback, Fitted, Progress, run_trainer
 
 
 @dataclass
@@ -157,3 +168,56 @@ def featurize_on_workers(client: Any, parts: list[Part], task: Task, template_li
     digest = hashlib.sha256("".join(s.digest for s in summaries).encode()).hexdigest()
     return DistributedData(index, lines, labels, mask, end, shards, n_total, sum(s.n_tokens for s in summaries), digest)
 
+def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[str], epochs: int, *,
+                     task: Task, params: dict, dask: Any, workers: int, mixing: str | None = None,
+                     callback: Callback | None = None, progress: Progress | None = None,
+                     checkpoint_dir: str | os.PathLike | None = None,
+                     resume: str | os.PathLike | None = None) -> Fitted:
+    """Train on a Dask cluster whose workers read the training input themselves: ``workers`` byte ranges
+    of one file (or one part per file of several), featurized where they are read, each a shard of
+    iterative parameter mixing (`structperc.dask.parts`). The driver reads only ``dev``. The
+    same model as `train_model` with ``workers`` shards cut at the same sentences."""
+    check_order(params, True, False)
+    for name, refused in (("dev_split", "--dev-split (use --dev)"), ("tag_dictionary", "--tag-dictionary"),
+                          ("lexicon", "a lexicon"), ("two_stage", "--two-stage")):
+        if params.get(name):
+            raise InputError(f"{refused} needs the whole training corpus in one place: not with the input read "
+                             "by the Dask workers")
+    if params.get("feature_set", "all") != "all":
+        raise InputError("--feature-set observed needs the whole training corpus in one place: not with the "
+                         "input read by the Dask workers")
+    dictionary_columns = template_columns(template_lines) & {*AMBIGUITY_COLUMNS, *CLUSTER_COLUMNS, *GAZ_BASE,
+                                                            *GAZ_EXTRA, STAGE_COLUMN}
+    if dictionary_columns:
+        raise InputError(f"the templates read learnt dictionary columns ({', '.join(sorted(dictionary_columns))}), "
+                         "whose jackknife needs the whole training corpus in one place: not with the input read "
+                         "by the Dask workers")
+    scale = mixing_scale(workers, mixing)
+    parts = training_parts(paths, workers)
+    with using(dask) as client:
+        data = featurize_on_workers(client, parts, task, template_lines, params.get("min_count", 1),
+                                    params["seed"], params.get("unknown_tag", "?"),
+                                    lambda labels: masks(labels, task))
+        index, labels = data.index, data.labels
+        fingerprint: dict = {}
+        if resume is not None or checkpoint_dir is not None:
+            from structperc.train.checkpoint import checkpoint_fingerprint
+
+            fingerprint = checkpoint_fingerprint(template_lines, labels, index, task, params, data.digest, scale,
+                                                 parts=len(parts))
+        if resume is not None:
+            from structperc.train.checkpoint import load_checkpoint
+
+            state = load_checkpoint(resume, fingerprint, data.mask, data.end, epochs=epochs)
+        else:
+            state = PerceptronState.fresh(index, len(labels))  # the feature set "all": the workers hold the data
+        model = dict(task=task, labels=labels, templates=data.lines, features=index, params=params,
+                     dictionary=None, dataset_columns={})
+        run_scale = {**scale, "workers": len(parts), "shards": data.shards,
+                     "totals": (data.n_sentences, data.n_tokens)}
+        fitted = run_trainer(model, None, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
+                      fingerprint, run_scale, dask_runner(client))
+    fitted.model.provenance.update(n_sentences=data.n_sentences, n_tokens=data.n_tokens, read_on_workers=True)
+    if dev is not None:
+        fitted.model.calibration = calibrate(fitted.model, dev)
+    return fitted

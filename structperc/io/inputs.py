@@ -4,12 +4,25 @@ or token lists (one string per token, or a tuple of column values per token) wit
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from structperc.errors import InputError
 from structperc.io.conll import read_corpus
 from structperc.io.corpus import Corpus
-from structperc.model.task import Task
+
+
+class Columns(Protocol):
+    """What reading user input needs of a task (`structperc.features.task.Task` is one): its columns
+    left to right, the token column, the column to predict, and the columns a user hands in."""
+
+    @property
+    def columns(self) -> tuple[str, ...]: ...
+    @property
+    def token_column(self) -> str: ...
+    @property
+    def tag_column(self) -> str: ...
+    @property
+    def inputs(self) -> list[str]: ...
 
 
 def is_dataset(X: Any) -> bool:
@@ -17,7 +30,7 @@ def is_dataset(X: Any) -> bool:
     return type(X).__module__.startswith("datasets.") and hasattr(X, "features")
 
 
-def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | None,
+def to_corpus(X: Any, y: Any, task: Columns, *, need_tags: bool, reads: set[str] | None,
               token_columns: set[str] | None = None, dataset_columns: dict | None = None,
               unknown: str | None = "?") -> Corpus:
     """``X`` (and tags ``y`` for token lists) as a corpus with the task's columns.
@@ -57,7 +70,7 @@ def to_corpus(X: Any, y: Any, task: Task, *, need_tags: bool, reads: set[str] | 
     return corpus
 
 
-def token_columns(task: Task, reads: set[str] | None) -> list[str]:
+def token_columns(task: Columns, reads: set[str] | None) -> list[str]:
     """The values a token of a plain list gives, in order: the task's input columns that a fitted
     model reads (``reads``: its templates' columns; the tokens at least), or all of them (None)."""
     inputs = task.inputs
@@ -66,7 +79,7 @@ def token_columns(task: Task, reads: set[str] | None) -> list[str]:
     return [c for c in inputs if c in reads] or inputs[:1]
 
 
-def _from_lists(X: Sequence, y: Any, task: Task, reads: set[str] | None,
+def _from_lists(X: Sequence, y: Any, task: Columns, reads: set[str] | None,
                 unknown: str | None = "?") -> Corpus:
     """Token lists: strings (one column) or tuples. A tuple holds every input column, or those the
     model reads, or — as a line of a CoNLL file that `structperc tag` reads — every column of the
@@ -134,7 +147,7 @@ def _unknown_tags(y: Any, unknown: str | None) -> Any:
     return [[unknown if t is None else str(t) for t in s] for s in y]
 
 
-def _tuple_shapes(task: Task, inputs: list[str], needed: list[str]) -> dict[int, list[str]]:
+def _tuple_shapes(task: Columns, inputs: list[str], needed: list[str]) -> dict[int, list[str]]:
     """The column names of a token tuple by its length (the first shape of a length wins)."""
     columns = list(task.columns)
     shapes: dict[int, list[str]] = {}

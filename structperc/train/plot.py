@@ -48,7 +48,7 @@ def plot_history(history: Sequence[EpochReport], path: str | os.PathLike, title:
 def plot_reliability(reports: Mapping[str, Mapping[str, Any]], path: str | os.PathLike, title: str = "") -> None:
     """A reliability diagram (DeGroot & Fienberg 1983; Guo et al. 2017): per confidence bin, the
     accuracy of the tokens in it, one line per report (``confidence`` and ``correct`` arrays, as
-    `structperc.inference.calibration_report` gives), the diagonal being perfect calibration."""
+    `structperc.predict.calibration_report` gives), the diagonal being perfect calibration."""
     from structperc.metrics import ECE_BINS, expected_calibration_error, reliability
 
     plt = require_matplotlib()

@@ -14,12 +14,12 @@ from structperc.features.dictionary import ColumnDictionary
 from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.sharding import fit_transform_parallel
+from structperc.features.task import Task
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet, bmes6
 from structperc.labels.partial import corpus_allowed, partial_labels
 from structperc.labels.schemes import convert_flat, ids_to_iob2
-from structperc.model.task import Task
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """What a tagger says about its own output: scores on gold data, and probabilities — marginals, k-best
 lists, sequence probabilities and the calibration of their temperature — each one call into
-`structperc.fitting` or `structperc.inference` (kept out of `Tagger`, which keeps training, prediction
+`structperc.train.run` or `structperc.predict` (kept out of `Tagger`, which keeps training, prediction
 and persistence)."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from structperc import inference
-from structperc.fitting import tagging_report
+from structperc import predict
+from structperc.features.instances import check_tags_match, split_tags
+from structperc.features.task import Task
 from structperc.io.corpus import Corpus
+from structperc.metrics import tagging_report
 from structperc.model import schema
-from structperc.model.task import Task
-from structperc.pipeline import check_tags_match, split_tags
 
 
 class Assessment:
@@ -56,7 +56,7 @@ class Assessment:
         report = tagging_report(gold, pred, self.task_, strict=strict)
         model = self.model_
         if calibration and model.weights.order == 1:
-            c = inference.calibration_report(model, corpus)
+            c = predict.calibration_report(model, corpus)
             report["calibration"] = {k: c[k] for k in ("temperature", "fitted", "ece", "nll")}
         return report
 
@@ -68,34 +68,34 @@ class Assessment:
     def _constrained(self, X: Any, forced: Any, allowed: Any) -> tuple[Corpus, np.ndarray | None]:
         self._check_fitted()
         corpus = self._corpus(X, None, need_tags=False)
-        return corpus, inference.constraint_mask(self.model_, corpus, forced=forced, allowed=allowed)
+        return corpus, predict.constraint_mask(self.model_, corpus, forced=forced, allowed=allowed)
 
-    def predict_marginals(self, X: Any, *, forced: inference.Forced | None = None,
-                          allowed: inference.Allowed | None = None) -> list[list[dict[str, float]]]:
+    def predict_marginals(self, X: Any, *, forced: predict.Forced | None = None,
+                          allowed: predict.Allowed | None = None) -> list[list[dict[str, float]]]:
         """Per sentence, per token, {tag: probability} at the calibrated temperature (exact
-        forward-backward over the decoder's lattice; see `structperc.inference`)."""
+        forward-backward over the decoder's lattice; see `structperc.predict`)."""
         corpus, mask = self._constrained(X, forced, allowed)
-        return inference.marginal_dicts(self.model_, corpus, mask)
+        return predict.marginal_dicts(self.model_, corpus, mask)
 
-    def predict_nbest(self, X: Any, k: int = 5, *, forced: inference.Forced | None = None,
-                      allowed: inference.Allowed | None = None) -> list[list[tuple[list[str], float]]]:
+    def predict_nbest(self, X: Any, k: int = 5, *, forced: predict.Forced | None = None,
+                      allowed: predict.Allowed | None = None) -> list[list[tuple[list[str], float]]]:
         """Per sentence, up to ``k`` (tags, probability) best first (exact list Viterbi)."""
         corpus, mask = self._constrained(X, forced, allowed)
         model = self.model_
         return [[(tags, p) for tags, _, p in paths]
-                for paths in inference.k_best(model, inference.featurize(model, corpus), k, mask)]
+                for paths in predict.k_best(model, predict.featurize(model, corpus), k, mask)]
 
-    def predict_proba_sequence(self, X: Any, *, forced: inference.Forced | None = None,
-                               allowed: inference.Allowed | None = None) -> list[float]:
+    def predict_proba_sequence(self, X: Any, *, forced: predict.Forced | None = None,
+                               allowed: predict.Allowed | None = None) -> list[float]:
         """The probability of each sentence's predicted tag sequence."""
         corpus, mask = self._constrained(X, forced, allowed)
         model = self.model_
-        feats = inference.featurize(model, corpus)
-        return inference.path_probabilities(model, feats, inference.decode(model, feats, mask), mask).tolist()
+        feats = predict.featurize(model, corpus)
+        return predict.path_probabilities(model, feats, predict.decode(model, feats, mask), mask).tolist()
 
     def calibrate(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> dict:
         """Refit the temperature of the probabilities on gold-tagged held-out ``X``; returns the
         record kept in ``calibration_`` (and saved with the model)."""
-        self.calibration_ = inference.calibrate(self.model_, self.gold_corpus(X, y))
+        self.calibration_ = predict.calibrate(self.model_, self.gold_corpus(X, y))
         return self.calibration_
 

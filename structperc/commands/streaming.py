@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 from typing import IO, Any, Iterable, Sequence, cast
 
+from structperc.commands import load_tagger
 from structperc.errors import InputError
 from structperc.io.parse import ColumnCountError
 from structperc.segmenter import Segmenter
-from structperc.workflows import load_tagger
 
 
 def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
@@ -27,9 +27,9 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
 
     ``marginals`` adds each tag's probability, ``nbest`` the k best paths (JSON lines), and
     ``forced_column`` (a column name, or its 1-based number in the input) holds known tags that
-    the prediction keeps (``unknown`` where the tag is free); see `structperc.inference`.
+    the prediction keeps (``unknown`` where the tag is free); see `structperc.predict`.
     """
-    from structperc import inference
+    from structperc import predict
     from structperc.decode.nbest import nbest_chunk
     from structperc.io import formats
     from structperc.io.output import output_stream
@@ -42,10 +42,10 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
         for source in inputs or ("-",):
             if cast(_EndTracking, out).open_sentence() and (output_format or "") != "jsonl":
                 out.write("\n")  # the previous file's last sentence stays apart from this file's first
-            setup, source = inference.tagging_setup(model, source, input_format, output_format, nbest=nbest,
+            setup, source = predict.tagging_setup(model, source, input_format, output_format, nbest=nbest,
                                                     forced_column=forced_column)
             try:
-                inference.write_tagged(out, model, formats.tagging_chunks(source, setup.fmt, setup.layout, sentences),
+                predict.write_tagged(out, model, formats.tagging_chunks(source, setup.fmt, setup.layout, sentences),
                                        setup, confidence=marginals, k=nbest, unknown=unknown)
             except ColumnCountError as exc:
                 if input_format != "auto":

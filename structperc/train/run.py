@@ -17,35 +17,51 @@ from typing import Any, Callable
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.features.ambiguity import COLUMNS as AMBIGUITY_COLUMNS
 from structperc.features.ambiguity import AmbiguityClasses, AmbiguityLearner
 from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
 from structperc.features.clusters import ClusterLearner, ClusterMap, read_paths
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, combined, fold_assignment, jackknifed
 from structperc.features.dictionary import parts as dictionary_parts
-from structperc.features.gazetteer import BASE_COLUMNS as GAZ_BASE
-from structperc.features.gazetteer import EXTRA_COLUMNS as GAZ_EXTRA
+from structperc.features.forking import forked_map
 from structperc.features.gazetteer import FOLD_BLOCK, GAZ_COLUMN, STAGE_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.index import FeatureIndex, Features
+from structperc.features.instances import (
+    Instances,
+    corpus_digest,
+    data_tags,
+    extended_instances,
+    hidden_tags,
+    model_tags,
+    split_tags,
+    template_columns,
+    training_instances,
+)
 from structperc.features.stacking import first_stage_lines, majority_types, reads_stage_column, tag_types
 from structperc.features.tagdict import TagDictionary
-from structperc.labels import LabelSet
-from structperc.forking import forked_map
-from structperc.inference import best_ids, calibrate, with_first_stage
+from structperc.features.task import Task
 from structperc.io.corpus import Corpus
-from structperc.metrics import bmes_word_f1, span_f1, token_accuracy
+from structperc.labels import LabelSet
+from structperc.metrics import task_score
 from structperc.model.schema import Model, masks
-from structperc.model.task import Task
 from structperc.model.weights import Weights
-from structperc.pipeline import (Instances, corpus_digest, data_tags, extended_instances, hidden_tags,
-                                 model_tags, split_tags, template_columns, training_instances)
-from structperc.train.perceptron import (UPDATE_DEFAULTS, EpochReport, PerceptronState, partial_sentences,
-                                         train_perceptron)
+from structperc.predict import best_ids, calibrate, with_first_stage
+from structperc.train.config import check_order, mixing_scale, order_of
+from structperc.train.mixing import Shard
+from structperc.train.perceptron import (
+    UPDATE_DEFAULTS,
+    EpochReport,
+    PerceptronState,
+    partial_sentences,
+    train_perceptron,
+)
 from structperc.version import __version__
 
 Callback = Callable[[EpochReport], None]
 #: Receives (sentences done, sentences) during an epoch (a live progress bar).
 Progress = Callable[[int, int], None]
+#: Runs the shards' epochs of parameter mixing elsewhere (`structperc.train.mixing.train_mixed`'s
+#: ``runner``; `structperc.dask.training.dask_runner` makes one for a Dask cluster).
+Runner = Callable[[list[Shard], PerceptronState], Any]
 
 
 @dataclass
@@ -99,14 +115,6 @@ def compact_features(feats: Features) -> tuple[Features, np.ndarray]:
     return Features(state, feats.trans, feats.sent_ptr, feats.values), rows.astype(np.int64)
 
 
-def task_score(task: Task, gold: list[list[str]], pred: list[list[str]]) -> float:
-    """The task's headline number on tags: span F1, BMES word F1 or token accuracy."""
-    if task.metric == "span":
-        return span_f1(gold, pred)
-    if task.metric == "words":
-        return bmes_word_f1(gold, pred)
-    return token_accuracy(gold, pred)
-
 
 def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], base: ColumnDictionary | None,
                        unknown_tag: str | None = "?", clusters: str | os.PathLike | ClusterMap | None = None) \
@@ -148,18 +156,6 @@ def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, templat
     return corpus, learner.learn(np.arange(len(corpus)))
 
 
-def tagging_report(gold: list[list[str]], pred: list[list[str]], task: Task, *,
-                   strict: bool = False) -> dict:
-    """Span P/R/F1 per type (span tasks) or token accuracy and confusions, with the counts."""
-    from structperc.metrics import confusions, span_report
-
-    if task.metric == "span":
-        report = span_report(gold, pred, strict=strict, scheme=task.scheme)
-    else:
-        report = {"accuracy": token_accuracy(gold, pred), "confusions": confusions(gold, pred)}
-    report.update(tokens=sum(map(len, gold)), sentences=len(gold))
-    return report
-
 
 def learnt_tag_dictionary(corpus: Corpus, task: Task, params: dict) -> TagDictionary | None:
     """With ``params["tag_dictionary"]``, the tags seen with each frequent word of ``corpus`` (model
@@ -176,11 +172,11 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
         progress: Progress | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-        release: bool = False, workers: int = 1, mixing: str | None = None, dask: Any = None) -> Fitted:
+        release: bool = False, workers: int = 1, mixing: str | None = None, runner: Runner | None = None) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
     epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it. The
     temperature of the model's probabilities is fitted on ``dev`` or on that held-out fraction
-    (`structperc.inference.calibrate`; not for a second-order model, which has no marginals).
+    (`structperc.predict.calibrate`; not for a second-order model, which has no marginals).
     ``workers`` > 1 trains both by iterative parameter mixing (see `train_model`)."""
     epochs = task.epochs
     dev_history, calibration = None, None
@@ -197,11 +193,11 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         probe = train_model(kept_out, held_out, template_lines, epochs, task=task,
                             params=params, dictionary=dictionary, dataset_columns=dataset_columns,
                             callback=callback, progress=progress, release=True, workers=workers, mixing=mixing,
-                            dask=dask)
+                            runner=runner)
         probe.dev_history = dev_history = probe.history
         # τ is fitted on the probe's held-out slice: the refit model has seen those sentences
         probe.model.tag_dictionary = tag_dictionary
-        if _order(params) == 1:  # marginals (and so the temperature) are first-order only
+        if order_of(params) == 1:  # marginals (and so the temperature) are first-order only
             probe.model.calibration = calibration = calibrate(probe.model, held_out)
             calibration["source"] = f"{corpus.source} (the held-out {params['dev_split']:g})"
         if not params.get("refit", True):
@@ -213,10 +209,10 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, release=release, workers=workers,
-                         mixing=mixing, dask=dask)
+                         mixing=mixing, runner=runner)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
-    if dev is not None and _order(params) == 1:
+    if dev is not None and order_of(params) == 1:
         calibration = calibrate(fitted.model, dev)
     fitted.model.calibration = calibration
     return fitted
@@ -227,7 +223,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                 callback: Callback | None, progress: Progress | None = None,
                 checkpoint_dir: str | os.PathLike | None = None,
                 resume: str | os.PathLike | None = None, release: bool = False, workers: int = 1,
-                mixing: str | None = None, dask: Any = None) -> Fitted:
+                mixing: str | None = None, runner: Runner | None = None) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
     columns are a tenth of training's peak memory.
@@ -235,13 +231,13 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     ``workers`` > 1 trains by iterative parameter mixing (`structperc.train.mixing`) on that many
     shards, one worker process each, mixing ``mixing`` (default `~structperc.train.mixing.DEFAULT_MIXING`):
     a different model from one worker's, the same for the same seed and workers. Its checkpoints
-    resume only with the same workers and mixing; the model's provenance records both. ``dask`` (a
-    scheduler address, ``local:N`` or a `distributed.Client`) runs the shards' epochs on that cluster:
-    the same model bit for bit (`structperc.parallel.dask_training`)."""
-    scale = _scale(workers, mixing)
-    if dask is not None and not scale:
+    resume only with the same workers and mixing; the model's provenance records both. ``runner`` runs the
+    shards' epochs elsewhere (`structperc.dask.training.dask_runner`: on a Dask cluster, the same model
+    bit for bit)."""
+    scale = mixing_scale(workers, mixing)
+    if runner is not None and not scale:
         raise InputError("--dask trains by parameter mixing: give the number of shards with --workers N (N > 1)")
-    _check_order(params, bool(scale), resume is not None or checkpoint_dir is not None)
+    check_order(params, bool(scale), resume is not None or checkpoint_dir is not None)
     unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
     first = None
     if reads_stage_column(template_lines):
@@ -254,7 +250,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
         if callback is not None:  # the first stage's epochs are reported, marked as its own
             stage["callback"] = lambda report: callback(dataclasses.replace(report, stage=1))
         first, corpus, dev = _first_stage(corpus, dev, first_stage_lines(template_lines), epochs, stage,
-                                          workers, dask, release)
+                                          workers, runner, release)
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
                                                        unknown, workers=workers)
     labels = label_set.labels
@@ -277,21 +273,21 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                                       data.y, allowed=data.allowed)
     model = dict(task=task, labels=labels, templates=lines, features=index, params=params,
                  dictionary=dictionary, dataset_columns=dataset_columns)
-    fitted = _run(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
-                  fingerprint, scale, dask)
+    fitted = run_trainer(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
+                  fingerprint, scale, runner)
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     fitted.model.stage1 = first
     return fitted
 
 
 def _first_stage(corpus: Corpus, dev: Corpus | None, lines: list[str], epochs: int, stage: dict[str, Any],
-                 workers: int, dask: Any, release: bool) -> tuple[Model, Corpus, Corpus | None]:
+                 workers: int, runner: Runner | None, release: bool) -> tuple[Model, Corpus, Corpus | None]:
     """A two-stage run's first stage (``lines``: the template without the ``tmd`` column, trained like
     the second), and the training and dev corpora with the column the second stage reads: the dev
     data's from the first stage's predictions, as at tagging time; the training data's from
     `_stage_types`. With ``release`` the given corpus drops its columns (the new one holds them)."""
     unknown = stage["params"].get("unknown_tag", "?")
-    first = train_model(corpus, dev, lines, epochs, workers=workers, dask=dask, **stage).model
+    first = train_model(corpus, dev, lines, epochs, workers=workers, runner=runner, **stage).model
     dev = with_first_stage(first, dev) if dev is not None else None
     types = _stage_types(corpus, stage["task"], lines, epochs, stage, workers)
     out = corpus.with_column(STAGE_COLUMN, majority_types(corpus, stage["task"].token_column, types, ignore=unknown))
@@ -332,63 +328,6 @@ def _stage_types(corpus: Corpus, task: Task, lines: list[str], epochs: int, stag
     return types.tolist()
 
 
-def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[str], epochs: int, *,
-                     task: Task, params: dict, dask: Any, workers: int, mixing: str | None = None,
-                     callback: Callback | None = None, progress: Progress | None = None,
-                     checkpoint_dir: str | os.PathLike | None = None,
-                     resume: str | os.PathLike | None = None) -> Fitted:
-    """Train on a Dask cluster whose workers read the training input themselves: ``workers`` byte ranges
-    of one file (or one part per file of several), featurized where they are read, each a shard of
-    iterative parameter mixing (`structperc.parallel.dask_parts`). The driver reads only ``dev``. The
-    same model as `train_model` with ``workers`` shards cut at the same sentences."""
-    from structperc.parallel.client import using
-    from structperc.parallel.dask_parts import featurize_on_workers, training_parts
-
-    _check_order(params, True, False)
-    for name, refused in (("dev_split", "--dev-split (use --dev)"), ("tag_dictionary", "--tag-dictionary"),
-                          ("lexicon", "a lexicon"), ("two_stage", "--two-stage")):
-        if params.get(name):
-            raise InputError(f"{refused} needs the whole training corpus in one place: not with the input read "
-                             "by the Dask workers")
-    if params.get("feature_set", "all") != "all":
-        raise InputError("--feature-set observed needs the whole training corpus in one place: not with the "
-                         "input read by the Dask workers")
-    dictionary_columns = template_columns(template_lines) & {*AMBIGUITY_COLUMNS, *CLUSTER_COLUMNS, *GAZ_BASE,
-                                                            *GAZ_EXTRA, STAGE_COLUMN}
-    if dictionary_columns:
-        raise InputError(f"the templates read learnt dictionary columns ({', '.join(sorted(dictionary_columns))}), "
-                         "whose jackknife needs the whole training corpus in one place: not with the input read "
-                         "by the Dask workers")
-    scale = _scale(workers, mixing)
-    parts = training_parts(paths, workers)
-    with using(dask) as client:
-        data = featurize_on_workers(client, parts, task, template_lines, params.get("min_count", 1),
-                                    params["seed"], params.get("unknown_tag", "?"),
-                                    lambda labels: masks(labels, task))
-        index, labels = data.index, data.labels
-        fingerprint: dict = {}
-        if resume is not None or checkpoint_dir is not None:
-            from structperc.train.checkpoint import checkpoint_fingerprint
-
-            fingerprint = checkpoint_fingerprint(template_lines, labels, index, task, params, data.digest, scale,
-                                                 parts=len(parts))
-        if resume is not None:
-            from structperc.train.checkpoint import load_checkpoint
-
-            state = load_checkpoint(resume, fingerprint, data.mask, data.end, epochs=epochs)
-        else:
-            state = PerceptronState.fresh(index, len(labels))  # the feature set "all": the workers hold the data
-        model = dict(task=task, labels=labels, templates=data.lines, features=index, params=params,
-                     dictionary=None, dataset_columns={})
-        run_scale = {**scale, "workers": len(parts), "shards": data.shards,
-                     "totals": (data.n_sentences, data.n_tokens)}
-        fitted = _run(model, None, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
-                      fingerprint, run_scale, client)
-    fitted.model.provenance.update(n_sentences=data.n_sentences, n_tokens=data.n_tokens, read_on_workers=True)
-    if dev is not None:
-        fitted.model.calibration = calibrate(fitted.model, dev)
-    return fitted
-
 
 def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epochs: int,
                       callback: Callback | None = None, progress: Progress | None = None) -> Fitted:
@@ -420,38 +359,13 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
     grown = dict(task=task, labels=label_set.labels, templates=model.templates, features=model.features,
                  params=model.params, dictionary=model.dictionary, dataset_columns=model.dataset_columns)
-    fitted = _run(grown, data, state, epochs, dev, callback, progress, model.params.get("seed", 0))
+    fitted = run_trainer(grown, data, state, epochs, dev, callback, progress, model.params.get("seed", 0))
     fitted.model.provenance.update(continued_from=dict(model.provenance), n_sentences=len(corpus),
                                    n_tokens=corpus.n_tokens)
     return fitted
 
 
-def _order(params: dict) -> int:
-    """The Markov order of the transitions a run trains (``params["order"]``; models saved before it: 1)."""
-    return int(params.get("order", 1))
 
-
-def _check_order(params: dict, mixing: bool, checkpoints: bool) -> None:
-    """Refuse what second-order training (`structperc.train.order2`) does not do, in one line each."""
-    if _order(params) == 1:
-        return
-    if mixing:
-        raise InputError("second-order transitions (order=2) train on one worker: leave out --workers/--dask")
-    if checkpoints:
-        raise InputError("second-order transitions (order=2) do not save or resume checkpoints: leave out "
-                         "--checkpoint-dir/--resume")
-
-
-def _scale(workers: int, mixing: str | None) -> dict:
-    """``{"workers": N, "mixing": ...}`` for iterative parameter mixing (checked), or ``{}`` for one
-    worker: what the checkpoint fingerprint and the model's provenance record of it."""
-    from structperc.train.mixing import DEFAULT_MIXING, MIXINGS
-
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise InputError(f"workers must be a positive integer (got {workers!r})")
-    if mixing is not None and mixing not in MIXINGS:
-        raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
-    return {"workers": int(workers), "mixing": mixing or DEFAULT_MIXING} if workers > 1 else {}
 
 
 def _train_order2(data: Instances, state: PerceptronState, kwargs: dict[str, Any]) -> tuple[Weights, int]:
@@ -472,13 +386,13 @@ def _train_order2(data: Instances, state: PerceptronState, kwargs: dict[str, Any
     return weights, best_epoch
 
 
-def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, epochs: int, dev: Corpus | None,
+def run_trainer(model: dict[str, Any], data: Instances | None, state: PerceptronState, epochs: int, dev: Corpus | None,
          callback: Callback | None, progress: Progress | None, seed: int,
          checkpoint_dir: str | os.PathLike | None = None,
-         fingerprint: dict | None = None, scale: dict | None = None, dask: Any = None) -> Fitted:
+         fingerprint: dict | None = None, scale: dict | None = None, runner: Runner | None = None) -> Fitted:
     """Run the trainer from ``state`` and make the `Model` of ``model``'s fields with the weights
     and provenance it gives (the one training loop of fit and continued training); with ``scale``
-    (`_scale`) the iterative parameter mixing trainer."""
+    (`mixing_scale`) the iterative parameter mixing trainer."""
     task, labels, features = model["task"], model["labels"], model["features"]
     mask, end = masks(labels, task)
     dev_score, dev_rows = None, None
@@ -522,11 +436,6 @@ def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, 
     if scale:
         from structperc.train.mixing import train_mixed
 
-        runner = None
-        if dask is not None:
-            from structperc.parallel.dask_training import dask_runner
-
-            runner = dask_runner(dask)
         if data is None:  # the workers hold the shards (`train_on_workers`)
             weights, best_epoch = train_mixed(None, None, state, shards=scale["shards"], totals=scale["totals"],
                                               mixing=scale["mixing"], runner=runner, **kwargs)
@@ -534,7 +443,7 @@ def _run(model: dict[str, Any], data: Instances | None, state: PerceptronState, 
         else:
             weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
                                               mixing=scale["mixing"], runner=runner, **kwargs)
-    elif _order(model["params"]) == 2:
+    elif order_of(model["params"]) == 2:
         assert data is not None
         weights, best_epoch = _train_order2(data, state, kwargs)
     else:

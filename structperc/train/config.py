@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 
 from structperc.errors import InputError
+from structperc.features.task import Task, get_task
 from structperc.io.conll import first_width
 from structperc.labels.bmes6 import BMES6
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.state_weights import FEATURE_SETS
-from structperc.model.task import Task, get_task
 from structperc.train.perceptron import margin_hyperparameters
 
 #: The schemes a segmentation model (BMES data) may learn in: BMES itself or the 6-tag set.
@@ -90,3 +90,28 @@ def _no_input_column(task: Task, data: Any) -> InputError:
                           "from; name every column, left to right (e.g. --columns word,pos,chunk)", str(data))
     return InputError(f"the columns ({names}) name only the tag column {task.tag_column!r}, nothing to tag "
                       "from: name the input columns too, left to right (e.g. word,pos,chunk)")
+
+def order_of(params: dict) -> int:
+    """The Markov order of the transitions a run trains (``params["order"]``; models saved before it: 1)."""
+    return int(params.get("order", 1))
+
+def check_order(params: dict, mixing: bool, checkpoints: bool) -> None:
+    """Refuse what second-order training (`structperc.train.order2`) does not do, in one line each."""
+    if order_of(params) == 1:
+        return
+    if mixing:
+        raise InputError("second-order transitions (order=2) train on one worker: leave out --workers/--dask")
+    if checkpoints:
+        raise InputError("second-order transitions (order=2) do not save or resume checkpoints: leave out "
+                         "--checkpoint-dir/--resume")
+
+def mixing_scale(workers: int, mixing: str | None) -> dict:
+    """``{"workers": N, "mixing": ...}`` for iterative parameter mixing (checked), or ``{}`` for one
+    worker: what the checkpoint fingerprint and the model's provenance record of it."""
+    from structperc.train.mixing import DEFAULT_MIXING, MIXINGS
+
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise InputError(f"workers must be a positive integer (got {workers!r})")
+    if mixing is not None and mixing not in MIXINGS:
+        raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
+    return {"workers": int(workers), "mixing": mixing or DEFAULT_MIXING} if workers > 1 else {}

@@ -7,9 +7,9 @@ the next break, and every worker reads its own byte range from the file system �
 be readable at the same path on the workers. Compressed files (``.gz``) cannot be cut: each is one
 part. Standard input is read by the driver and sent in parts. The driver writes the parts' output
 in input order as they complete (a bounded number in flight), atomically to a file as
-`structperc.streaming` does, and the output is the same, byte for byte.
+`structperc.commands.streaming` does, and the output is the same, byte for byte.
 
-A model whose features look at neighbouring sentences (`structperc.inference.document_window`
+A model whose features look at neighbouring sentences (`structperc.predict.document_window`
 > 0) gets that many sentences on each side of a part as context — tagged, not written — so its
 tags are a single pass's.
 
@@ -24,14 +24,14 @@ from collections import deque
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from structperc.parallel.client import using, worker_threads
-from structperc.io.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
-from structperc.cluster.worker import cached_model, model_bytes
+from structperc.dask.client import using, worker_threads
+from structperc.dask.worker import cached_model, model_bytes
 from structperc.errors import InputError
 from structperc.io.corpus import concat
+from structperc.io.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
 
 if TYPE_CHECKING:
-    from structperc.inference import TaggingSetup
+    from structperc.predict import TaggingSetup
 
 _ALL = 1 << 62  # sentences per chunk: a part (bounded in bytes) is one chunk
 
@@ -68,21 +68,21 @@ class _TagJob:
 
 
 def _tag_part(blob: bytes, digest: str, part: Part, job: _TagJob) -> "str | _Failure":
-    from structperc import inference
+    from structperc import predict
 
     try:
         model = cached_model(digest, blob).model_
-        inference.told_elsewhere(model)  # the client says once that it is uncalibrated, not every worker
+        predict.told_elsewhere(model)  # the client says once that it is uncalibrated, not every worker
         return _tag(model, part, job)
     except InputError as exc:
         return _Failure.of(exc, part)
 
 
 def _tag(model: Any, part: Part, job: _TagJob) -> str:
-    from structperc import inference
+    from structperc import predict
     from structperc.io import formats
 
-    setup, gap = job.setup, inference.document_window(model)
+    setup, gap = job.setup, predict.document_window(model)
 
     def parse(data: bytes) -> Any:
         chunks = formats.tagging_chunks(named_stream(data, part.name), setup.fmt, setup.layout, _ALL)
@@ -105,7 +105,7 @@ def _tag(model: Any, part: Part, job: _TagJob) -> str:
         chunks = list(chunks)
         before, after = context(part.context_before), context(part.context_after)
     out = io.StringIO()
-    inference.write_tagged(out, model, chunks, setup, before=before, after=after, confidence=job.marginals,
+    predict.write_tagged(out, model, chunks, setup, before=before, after=after, confidence=job.marginals,
                            k=job.nbest, unknown=job.unknown)
     return out.getvalue()
 
@@ -159,7 +159,7 @@ def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str,
 def _tag_items(tagger: Any, inputs: Sequence[Any], job: dict, parts: int | None, threads: int,
                part_bytes: int) -> Iterator[Any]:
     """``(part, _TagJob)`` for every part of every input, in order (an error ends them, in its turn)."""
-    from structperc.inference import tagging_setup
+    from structperc.predict import tagging_setup
 
     model = tagger.model_
     try:
@@ -178,22 +178,22 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
               sentences: int = 20_000, marginals: bool = False, nbest: int = 0,
               forced_column: str | int | None = None, unknown: str = "?", parts: int | None = None,
               part_bytes: int = PART_BYTES) -> None:
-    """`structperc.streaming.tag_files` on a Dask cluster: the same output, byte for byte.
+    """`structperc.commands.streaming.tag_files` on a Dask cluster: the same output, byte for byte.
 
     ``dask`` is a scheduler address, ``local:N`` or a `distributed.Client`. Each file is cut into
     ``parts`` parts (default: two per worker thread, none under `MIN_PART_BYTES`; more where a part would
     exceed ``part_bytes``) that the workers read themselves — the paths must be readable on the
     workers. Standard input (``"-"``) and streams are read here and sent in parts."""
+    from structperc.commands import load_tagger
     from structperc.decode.nbest import nbest_chunk
     from structperc.io import formats
     from structperc.io.output import output_stream
-    from structperc.workflows import load_tagger
 
     formats.check_options(input_format, output_format, nbest)
     sentences = nbest_chunk(nbest, sentences)  # K ≤ MAX_K; fewer sentences a chunk for large K
     tagger = load_tagger(model_path)
     if marginals or nbest:  # said here, once (the workers' copies keep quiet)
-        from structperc.inference import confidence_temperature
+        from structperc.predict import confidence_temperature
 
         confidence_temperature(tagger.model_)
     blob, digest = model_bytes(model_path)
@@ -206,7 +206,7 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],
                   *, dask: Any, sep: str = " ", parts: int | None = None, part_bytes: int = PART_BYTES) -> None:
-    """`structperc.streaming.segment_files` on a Dask cluster (the same output, byte for byte): files are
+    """`structperc.commands.streaming.segment_files` on a Dask cluster (the same output, byte for byte): files are
     cut at line ends into parts the workers read themselves; standard input is sent in parts."""
     from structperc.io.output import output_stream
     from structperc.segmenter import Segmenter

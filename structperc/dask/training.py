@@ -38,7 +38,7 @@ needs that was lost with the worker: the shard's arrays, a delta, the base). `Da
 records the bytes of every epoch (`EpochTraffic`).
 
 Where the driver read the input, the shards' arrays travel from it once, through the scheduler, which keeps
-them as the task's argument. Where the workers read their own parts (`structperc.parallel.dask_parts`),
+them as the task's argument. Where the workers read their own parts (`structperc.dask.parts`),
 the shards are their tasks' results and never leave the workers.
 """
 from __future__ import annotations
@@ -54,10 +54,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from structperc.dask.client import CONNECT_TIMEOUT, distributed_module, using
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
-from structperc.parallel.client import CONNECT_TIMEOUT, distributed_module, using
 from structperc.train.mixing import MIXED, Shard, ShardResult, mix, mixing_numerators, shard_epoch
 from structperc.train.perceptron import PerceptronState
 from structperc.train.workers import WorkerError
@@ -521,7 +521,7 @@ class DaskShards:
         self._pairs = self._submit(hold, (st.ptr, st.labels, st.active), name="pairs")
         # one shard per worker to begin with (a preference, not a pin: any worker may rebuild it)
         workers = sorted(self.client.nthreads())
-        # a shard the workers made themselves (`structperc.parallel.dask_parts`) is a future already
+        # a shard the workers made themselves (`structperc.dask.parts`) is a future already
         self._shard_futures = [shard if isinstance(shard, distributed_module().Future) else
                                self._submit(hold, shard, name=f"shard-{shard.index}",
                                             workers=[workers[i % len(workers)]], allow_other_workers=True)
