@@ -18,14 +18,13 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from spacy.tokens import Doc  # noqa: E402
 from spacy.util import get_words_and_spaces  # noqa: E402
-from testkit import CWS_TRAIN, DOC_TRAIN  # noqa: E402
+from testkit import CWS_TRAIN, DOC_TRAIN, REPO  # noqa: E402
 
 from structperc import Tagger  # noqa: E402
 from structperc.errors import InputError, ModelFormatError  # noqa: E402
 from structperc.segmenter import Segmenter  # noqa: E402
 from structperc.spacy_component import CONFIDENCE, StructpercComponent, StructpercTokenizer, words_and_spaces  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 CHUNK_SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 
 # (word, pos, ner), IOB2

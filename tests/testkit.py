@@ -12,6 +12,23 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_TRAIN = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 SAMPLE_TEST = REPO / "corpora" / "conll2000-test-sample.txt.gz"
+#: The full corpora, beside the clone (CI has them): the one place the suite knows where they are.
+CORPORA = REPO.parent / "shared" / "corpora"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def corpus_path(*parts: str) -> Path:
+    """A file or folder of the full corpora; the test is skipped, saying which, where it is absent."""
+    path = CORPORA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the full corpora live in ../shared/corpora)")
+    return path
+
+
+@pytest.fixture
+def corpora() -> Path:
+    """The full corpora's folder (the test is skipped where it is absent)."""
+    return corpus_path()
 
 #: A tiny chunking corpus (word, POS, chunk) with accented Latin, Chinese and full-width tokens.
 TOY = [

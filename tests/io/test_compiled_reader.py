@@ -2,7 +2,7 @@
 come in through every door (.gz, standard input, text streams), and corpora it hands over factorized
 behave like corpora of plain lists.
 
-`tests/test_fast_paths.py` compares the readers piece by piece on generated input; this file checks
+`tests/io/test_fast_paths.py` compares the readers piece by piece on generated input; this file checks
 what a user sees.
 """
 from __future__ import annotations

@@ -3,7 +3,6 @@ transition constraints, training, and the BMES face it keeps outside the model."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from testkit import CWS_TRAIN
+from testkit import CWS_TRAIN, DATA
 
 from structperc import Tagger, predict
 from structperc.cli import main
@@ -23,7 +22,6 @@ from structperc.labels.partial import corpus_allowed, label_projection, sentence
 from structperc.model import schema
 from structperc.segmenter import Segmenter
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 SIX = ["B", "B2", "B3", "E", "M", "S"]       # sorted, as a model's label set
 WORDS = st.lists(st.text(alphabet="上海体育局召开会议我爱北京天安门", min_size=1, max_size=9), max_size=10)
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 import os
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import CORPORA, SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import InputError, Tagger
 from structperc.cli.lifecycle import compress_command
@@ -20,7 +19,6 @@ from structperc.io.conll import read_conll
 from structperc.model.compress import attribute_norms, keep_masks, n_kept
 from structperc.segmenter import Segmenter
 
-CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 COLUMNS = ["word", "pos", "chunk"]
 
 

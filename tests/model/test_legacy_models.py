@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from testkit import DATA
 
 from structperc import Tagger
 from structperc.commands import load
 from structperc.cws import Segmenter
 from structperc.features.gazetteer import Gazetteer
-
-DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _expected(name: str) -> dict:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from testkit import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLE_TRAIN = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 SAMPLE_TEST = REPO / "corpora" / "conll2000-test-sample.txt.gz"
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import REPO
 
 from structperc import Tagger
 from structperc.cli import main
@@ -30,7 +31,6 @@ from structperc.model.state_weights import feature_set
 from structperc.train.checkpoint import CHECKPOINT, load_checkpoint, save_checkpoint
 from structperc.train.perceptron import PerceptronState, train_perceptron
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 DEV = REPO / "corpora" / "conll2000-test-sample.txt.gz"
 COMMON = dict(columns=["word", "pos", "chunk"], template="crfsuite", seed=3)

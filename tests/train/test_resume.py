@@ -16,10 +16,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from testkit import CORPORA, REPO
 
 from structperc import Tagger
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 
 
@@ -91,7 +91,7 @@ def test_resume_refuses_a_checkpoint_of_another_run(tmp_path):
 def test_continued_training_on_the_second_half_of_conll2000():
     from structperc.io import read_conll
 
-    folder = REPO.parent / "shared" / "corpora" / "conll2000"
+    folder = CORPORA / "conll2000"
     if not (folder / "train.txt").is_file():
         pytest.skip(f"CoNLL-2000 corpus not found in {folder}")
     train = read_conll(folder / "train.txt", ["word", "pos", "chunk"])

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from testkit import CWS_TRAIN
+from testkit import CORPORA, CWS_TRAIN
 
 from structperc.cli import main
 from structperc.decode.viterbi import viterbi_batch
@@ -24,9 +24,6 @@ from structperc.labels import transition_mask, valid_sequence
 from structperc.labels.bmes import bmes_codes, tags_to_words, word_spans, words_to_tags
 from structperc.segmenter import Segmenter
 from structperc.train.epoch_kernels import viterbi as compiled_viterbi
-
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
 
 # ------------------------------------------------------------------------------ characters
 _HAN = [chr(c) for c in range(0x4E00, 0xA000, 7)]                   # BMP Han

@@ -16,13 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN, TOY, conll_text
+from testkit import CORPORA, SAMPLE_TEST, SAMPLE_TRAIN, TOY, conll_text
 
 from structperc import Tagger
 from structperc.errors import InputError
 from structperc.segmenter import Segmenter
-
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 
 
 def cli(*args: object, **kw) -> subprocess.CompletedProcess:

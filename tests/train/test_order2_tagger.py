@@ -6,12 +6,11 @@ from __future__ import annotations
 import gzip
 import json
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from testkit import SAMPLE_TRAIN
+from testkit import DATA, SAMPLE_TRAIN
 
 from structperc import Tagger
 from structperc.cli import main
@@ -20,7 +19,6 @@ from structperc.errors import InputError, ModelFormatError
 from structperc.model import archive, schema
 from structperc.predict import featurize
 
-DATA = Path(__file__).resolve().parent / "data"
 TEMPLATE = ["w[0]", "w[-1]", "w[1]", "pos[0]", "pos[-1]", "pos[1]", "pos[-1]|pos[0]", "bias"]
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import REPO
 
 from structperc import Tagger
 from structperc.errors import InputError
@@ -26,7 +27,6 @@ from structperc.train.mixing import Shard, make_shards, train_mixed
 from structperc.train.perceptron import PerceptronState, epoch_inputs
 from structperc.train.workers import WorkerError
 
-REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "corpora" / "conll2000-train-sample.txt.gz"
 COMMON = dict(columns=["word", "pos", "chunk"], template="crfsuite")
 

@@ -4,15 +4,15 @@ figures as the API, and one-line errors."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
 from test_cli import assert_clean_error, first_sentences, run
+from testkit import REPO
 
 from structperc import Tagger
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "structperc" / "io" / "tagged.schema.json")
+SCHEMA = json.loads((REPO / "structperc" / "io" / "tagged.schema.json")
                     .read_text(encoding="utf-8"))
 
 

@@ -8,21 +8,18 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from testkit import CWS_TRAIN
+from testkit import CORPORA, CWS_TRAIN
 
 import structperc.segmenter as segmenter_module
 from structperc.features.atomic import DIGIT, LATIN, code_points, inside, whole_spans
 from structperc.features.lexicon import SegmentationDictionary
 from structperc.segmenter import Segmenter, window_bounds
 
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
 SXU = CORPORA / "sighan2008_sxu"
 
 TRAIN = CWS_TRAIN + ["２００８年 的 会议"]

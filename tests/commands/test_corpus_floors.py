@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from testkit import CORPORA
 
 from structperc import Tagger
 
 pytestmark = pytest.mark.corpus   # also for tests added later; each test carries it too
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 CONLL2000 = CORPORA / "conll2000"
 
 

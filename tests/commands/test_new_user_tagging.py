@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import REPO, SAMPLE_TEST, SAMPLE_TRAIN
 
-REPO = Path(__file__).resolve().parents[1]
 CONLLU = """# text = The cat sat .
 1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
 2\tcat\tcat\tNOUN\tNN\t_\t3\tnsubj\t_\t_

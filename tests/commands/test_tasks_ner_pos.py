@@ -4,11 +4,11 @@ CoNLL-2002 Spanish (corpus test) constrained vs unconstrained decoding."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from testkit import CORPORA
 
 from structperc import Tagger
 from structperc.cli import main
@@ -31,9 +31,6 @@ from structperc.features.templates import NER, optional_columns_dropped, parse_t
 from structperc.io.conll import CONLLU_COLUMNS
 from structperc.io.corpus import Corpus
 from structperc.labels import valid_sequence
-
-REPO = Path(__file__).resolve().parents[1]
-CORPORA = REPO.parent / "shared" / "corpora"
 
 # A tiny Spanish/Unicode NER corpus (word, pos, ner), IOB2.
 NER_SENTS = [

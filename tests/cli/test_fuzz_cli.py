@@ -30,7 +30,7 @@ break the heap's lists (without them a forked child let most small overflows pas
 re-run in a fresh ``structperc`` process for the report, plain and under the malloc checks.
 
 The examples are the same every run (``derandomize``); for a longer campaign,
-``STRUCTPERC_FUZZ_SCALE=10 STRUCTPERC_FUZZ_RANDOM=1 pytest tests/test_fuzz_cli.py``.
+``STRUCTPERC_FUZZ_SCALE=10 STRUCTPERC_FUZZ_RANDOM=1 pytest tests/cli/test_fuzz_cli.py``.
 """
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ import pytest
 from fuzz_inputs import NAMES, SEGMENT_FILE, WORDS, ForkServer, input_file, shown, write_input
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit import SAMPLE_TRAIN
 
-SAMPLE_TRAIN = Path(__file__).resolve().parents[1] / "corpora" / "conll2000-train-sample.txt.gz"
 #: Segmented Chinese with full-width digits, Latin letters, an emoji and a supplementary-plane character.
 CWS_TRAIN = ["上海 体育局 召开 会议", "我 爱 北京 天安门", "北京 体育局 召开 大会", "我们 爱 上海",
              "２０２４ 年 ， 我们 去 北京 。", "ABC 公司 😀 𠀋"]

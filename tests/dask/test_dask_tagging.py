@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from testkit import CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import CORPORA, CWS_TRAIN, DOC_TRAIN, SAMPLE_TEST, SAMPLE_TRAIN
 
 from structperc import Segmenter, Tagger
 from structperc.cli import main
@@ -24,7 +24,7 @@ from structperc.dask.client import connect  # noqa: E402
 from structperc.io import parts as cluster_parts  # noqa: E402
 from structperc.io.parts import file_parts  # noqa: E402
 
-FULL_TEST = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "conll2000" / "test.txt"
+FULL_TEST = CORPORA / "conll2000" / "test.txt"
 
 
 

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from testkit import CORPORA
 
 pytestmark = pytest.mark.corpus
 
-UD = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "ud_en_ewt"
+UD = CORPORA / "ud_en_ewt"
 
 
 def _command() -> list[str]:

@@ -1,7 +1,7 @@
 """Helpers of `test_fuzz_cli.py`: hypothesis strategies of hostile input files for ``structperc tag``
 and ``structperc segment``, and a fork server that runs the command on them, one child per case.
 
-The fork server (``python tests/fuzz_inputs.py serve``) imports the command line once (and, for the
+The fork server (``python tests/cli/fuzz_inputs.py serve``) imports the command line once (and, for the
 JIT mode, compiles the kernels once on benign input), then, for every case it is sent, forks a child
 that runs ``structperc ARGS`` exactly as the installed script does (``main()``, whose `SystemExit`
 ends the child through the interpreter's normal shutdown, so a heap corrupted during the run is
