@@ -23,16 +23,16 @@ from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
-from structperc.errors import InputError
 from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.index import FeatureIndex
 from structperc.features.instances import Instances, training_instances
+from structperc.features.task import masks
 from structperc.io.inputs import to_corpus
-from structperc.model.schema import masks
 from structperc.model.weights import Weights
 from structperc.tagger import Tagger
 from structperc.train import run as fitting
+from structperc.train.config import validate
 from structperc.train.ensemble import average_weights
 from structperc.train.perceptron import PerceptronState, train_perceptron
 
@@ -70,8 +70,7 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     the weights after epoch e are those of an e-epoch run). For choosing the number of epochs and
     of members on a development set."""
     tagger.weights_.check_first_order("seed-averaged members")  # the members are trained first-order
-    if tagger.stage1_ is not None:
-        raise InputError("seed averaging trains one-stage members, not a two-stage tagger's")
+    validate({"seed_average": True, "two_stage": tagger.stage1_ is not None})
     data = _training_instances(tagger, X, y)
     mask, end = masks(tagger.labels_, tagger.task_)
     for seed in seeds:
@@ -91,17 +90,10 @@ def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2
     fixes what a single tagger's seed fixes besides the order (the gazetteer folds) and is the seed
     recorded in the model; the provenance lists all of them.
     """
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("give at least one seed")
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct, got {seeds}")
-    if "seed" in params or "dev" in params:
+    if "seed" in params or "dev" in params:  # the signature's: seeds= stands for seed, and no dev set
         raise TypeError("train_seed_average takes seeds=…, and no dev set")
-    if params.get("order", 1) != 1:
-        raise InputError("seed averaging trains first-order members: leave out order=2")
-    if params.get("two_stage"):
-        raise InputError("seed averaging trains one-stage members: leave out two_stage")
+    seeds = [int(s) for s in seeds]
+    validate({**params, "seeds": seeds})
     tagger = Tagger(seed=seeds[0], **params).fit(X, y)
     if len(seeds) > 1:
         epochs = tagger.provenance_["epochs"]

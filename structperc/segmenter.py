@@ -197,7 +197,8 @@ class Segmenter(Tagger):
         if y is not None or given:
             raise TypeError(f"Segmenter.fit takes segmented text, not {', '.join(given) or 'y'}")
         task = get_task("cws", epochs=self.epochs, encoding=self.encoding)
-        params.check(self._saved_params(), task, dev=dev is not None, data=X)
+        params.check(self._saved_params(), task, data=X, dev=dev is not None, checkpoint_dir=checkpoint_dir,
+                     resume=resume, workers=workers, mixing=mixing, dask=dask, segmenter=True)
         sents, source = _as_word_lists(X)
         dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
         lines = resolve_template(self.template or "cws")

@@ -45,8 +45,6 @@ What differs, and why:
 from __future__ import annotations
 
 import os
-import sys
-from numbers import Integral
 from typing import Any, Sequence
 
 import numpy as np
@@ -56,11 +54,21 @@ from structperc.errors import InputError
 from structperc.features.attributes import AttributeIndex
 from structperc.features.index import Features
 from structperc.features.task import Task
-from structperc.labels import SCHEMES, LabelSet, valid_sequence
-from structperc.labels.schemes import SPAN_SCHEMES, convert_flat
 from structperc.model import schema
 from structperc.model.archive import archive_path
-from structperc.model.weights import Weights
+from structperc.train.attribute_data import (
+    attribute_task,
+    converts,
+    data_tags_of,
+    detect_scheme,
+    flat_tags,
+    model_tags,
+    split,
+    train_attributes,
+)
+from structperc.train.options import SKLEARN, SKLEARN_ENCODINGS, validate
+
+__all__ = ["CRF_ONLY", "DEFAULT_ITERATIONS", "ENCODINGS", "StructuredPerceptron", "detect_scheme"]
 
 #: sklearn-crfsuite ``CRF`` parameters with no meaning for the averaged perceptron (CRF training
 #: algorithms' settings, CRFsuite's feature cut-off, sklearn-crfsuite's file and trainer plumbing).
@@ -71,9 +79,7 @@ CRF_ONLY = ("min_freq", "c1", "c2", "num_memories", "epsilon", "period", "delta"
 #: Iterations when ``max_iterations`` is None (structperc's default epochs; CRFsuite's ``ap``: 100).
 DEFAULT_ITERATIONS = 10
 #: The values of ``encoding`` (None: IOBES for span labels, else the labels' own scheme).
-ENCODINGS = (None, "iobes", "iob2")
-#: The task name of the models this estimator writes.
-TASK_NAME = "sklearn"
+ENCODINGS = SKLEARN_ENCODINGS
 
 
 class StructuredPerceptron(BaseEstimator):
@@ -154,49 +160,24 @@ class StructuredPerceptron(BaseEstimator):
 
     # ------------------------------------------------------------------------- parameters
     def _options(self) -> dict[str, Any]:
-        """The parameters, checked (ValueError naming the bad one)."""
-        if self.algorithm not in (None, "ap"):
-            raise ValueError(f"algorithm={self.algorithm!r} is a CRF training algorithm: "
-                             "StructuredPerceptron trains the averaged perceptron, algorithm='ap'")
+        """The parameters, checked by `structperc.train.options` (the same rules and messages as the
+        other faces': ``max_iterations`` is their ``epochs``, ``random_state`` their ``seed``)."""
         iterations = DEFAULT_ITERATIONS if self.max_iterations is None else self.max_iterations
-        if not isinstance(iterations, Integral) or isinstance(iterations, bool) or iterations < 1:
-            raise ValueError(f"max_iterations must be a positive integer, not {self.max_iterations!r}")
-        for name in ("all_possible_states", "all_possible_transitions", "constrained"):
-            if getattr(self, name) not in (None, True, False):
-                raise ValueError(f"{name} must be True, False or None, not {getattr(self, name)!r}")
-        if self.scheme != "auto" and self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of auto, {', '.join(SCHEMES)}, not {self.scheme!r}")
-        if self.encoding not in ENCODINGS:
-            raise ValueError(f"encoding must be one of {', '.join(map(str, ENCODINGS))}, "
-                             f"not {self.encoding!r}")
         seed = self.random_state
         if seed is None:
             seed = 0
         elif hasattr(seed, "randint"):  # a numpy RandomState: a seed drawn from it
             seed = int(seed.randint(2 ** 31 - 1))
-        if not isinstance(seed, Integral) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"random_state must be a non-negative integer, a RandomState or None, "
-                             f"not {self.random_state!r}")
+        validate({"algorithm": self.algorithm, "max_iterations": iterations, "random_state": seed,
+                  "all_possible_states": self.all_possible_states,
+                  "all_possible_transitions": self.all_possible_transitions, "constrained": self.constrained,
+                  "scheme": self.scheme, "encoding": self.encoding}, face=SKLEARN)
         return {"iterations": int(iterations), "seed": int(seed),
                 "feature_set": "observed" if self.all_possible_states is False else "all"}
 
     def _task(self, tags: list[str], iterations: int) -> Task:
-        """The task of a fit on the flat training labels ``tags``: the data's scheme (``"auto"``
-        resolved on them), the scheme the model learns in, the constraint and the dev metric."""
-        scheme = detect_scheme(tags) if self.scheme == "auto" else self.scheme
-        span = scheme in SPAN_SCHEMES
-        if self.encoding is not None and not span:
-            raise ValueError(f"encoding={self.encoding!r} needs span labels (scheme 'iob1', 'iob2' or "
-                             f"'iobes'; these labels are scheme {scheme!r})")
-        encoding = (self.encoding or "iobes") if span else scheme
-        if self.constrained and scheme == "none":
-            raise ValueError("constrained=True needs a tag scheme (scheme='iob2', 'iobes', …; these "
-                             "labels are not IOB2-shaped)" if self.scheme == "auto" else
-                             "constrained=True needs a tag scheme (scheme='iob2', 'iobes', …)")
-        constrained = scheme != "none" if self.constrained is None else bool(self.constrained)
-        metric = "words" if scheme == "bmes" else ("accuracy" if scheme == "none" else "span")
-        return Task(TASK_NAME, ("attributes", "label"), "label", "", scheme, metric, constrained,
-                    iterations, encoding=encoding)
+        """The task of a fit on the flat training labels ``tags`` (`attribute_task`)."""
+        return attribute_task(tags, iterations, self.scheme, self.encoding, self.constrained)
 
     # ------------------------------------------------------------------------------ fitting
     def fit(self, X: Sequence[Any], y: Sequence[Sequence[str]], X_dev: Sequence[Any] | None = None,
@@ -214,46 +195,27 @@ class StructuredPerceptron(BaseEstimator):
         self.__dict__.pop("_size", None)
         index = AttributeIndex()
         feats = index.fit_transform(X)
-        data = _flat_tags(y, feats.sent_ptr, "y")
+        data = flat_tags(y, feats.sent_ptr, "y")
         if not len(data):
             raise InputError("no training tokens: nothing to train on")
         task = self._task(data, opts["iterations"])
-        tags = _model_tags(data, feats.sent_ptr, "y", task)
+        tags = model_tags(data, feats.sent_ptr, "y", task)
         del data
-        label_set = LabelSet(tags)
-        labels = label_set.labels
-        gold = label_set.encode(tags)
-        mask, end = schema.masks(labels, task)
-        from structperc.train.perceptron import PerceptronState, train_perceptron
-
-        state = PerceptronState.fresh(index, len(labels), opts["feature_set"], feats.state, gold)
-        dev = None if X_dev is None else _Dev(index, X_dev, y_dev, task, labels)
-        history: list = []
-
-        def report(r: Any) -> None:
-            history.append(r)
-            if self.verbose:
-                print(r, file=sys.stdout, flush=True)
-        weights, best = train_perceptron(
-            feats, gold, state, mask=mask, end=end, epochs=opts["iterations"], seed=opts["seed"],
-            dev_score=None if dev is None else dev.score, dev_rows=None if dev is None else dev.rows,
-            callback=report, consume=True, values=feats.values)
-        weights, remap = _drop_unused(index, weights)
-        calibration = None
-        if dev is not None and self.calibrate:
-            calibration = dev.calibration(weights, remap)
+        run = train_attributes(index, feats, tags, task, opts, None if X_dev is None else (X_dev, y_dev),
+                               self.verbose, self.calibrate)
+        weights, labels, best = run["weights"], run["labels"], run["best"]
         from structperc.train.run import training_provenance
 
-        provenance = training_provenance(opts["iterations"], best, opts["seed"], state.best_score,
+        provenance = training_provenance(opts["iterations"], best, opts["seed"], run["best_score"],
                                          n_sentences=len(feats.sent_ptr) - 1, n_tokens=int(feats.sent_ptr[-1]),
                                          estimator="structperc.sklearn.StructuredPerceptron")
         model = schema.Model(task, labels, [], index, weights, params=self._json_params(),
-                             provenance=provenance, calibration=calibration)
+                             provenance=provenance, calibration=run["calibration"])
         if self.model_filename is not None:
             schema.write(self.model_filename, model)
         self._model = model
         self.best_iteration_ = best
-        self.history_ = history
+        self.history_ = run["history"]
         return self
 
     def _json_params(self) -> dict[str, Any]:
@@ -309,7 +271,7 @@ class StructuredPerceptron(BaseEstimator):
         from structperc.decode.decoder import predict
 
         ids = predict(model.weights, feats)
-        return _split(_data_tags(ids, feats.sent_ptr, model), feats.sent_ptr)
+        return split(data_tags_of(ids, feats.sent_ptr, model), feats.sent_ptr)
 
     def predict_single(self, xseq: Sequence[Any]) -> list[str]:
         """Labels of one sequence of items."""
@@ -325,7 +287,7 @@ class StructuredPerceptron(BaseEstimator):
         from structperc.predict import confidence_temperature
 
         probs = marginals(model.weights, feats, confidence_temperature(model))[0]  # says if uncalibrated
-        if _converts(model.task):
+        if converts(model.task):
             from structperc.predict import projection_matrix
 
             labels, M = projection_matrix(model)
@@ -333,7 +295,7 @@ class StructuredPerceptron(BaseEstimator):
         else:
             labels = model.labels
         rows = [dict(zip(labels, row)) for row in probs.tolist()]
-        return _split(rows, feats.sent_ptr)
+        return split(rows, feats.sent_ptr)
 
     def predict_marginals_single(self, xseq: Sequence[Any]) -> list[dict[str, float]]:
         """`predict_marginals` of one sequence."""
@@ -357,7 +319,7 @@ class StructuredPerceptron(BaseEstimator):
         model = self._current()
         if model is None:
             return None
-        if _converts(model.task):
+        if converts(model.task):
             from structperc.labels.partial import label_projection
 
             return sorted(label_projection(model.labels, model.task.model_scheme, model.task.scheme))
@@ -435,138 +397,3 @@ class StructuredPerceptron(BaseEstimator):
             self.__dict__.update(state)
         if archive is not None:
             self._model = schema.from_bytes(archive)
-
-
-class _Dev:
-    """Held-out sequences: scores the iterations' averaged weights, then fits the temperature."""
-
-    def __init__(self, index: AttributeIndex, X: Any, y: Any, task: Task, labels: list[str]):
-        feats = index.transform(X)
-        self.task, self.labels = task, labels
-        data = _flat_tags(y, feats.sent_ptr, "y_dev")
-        #: the gold labels as given (the dev score compares in the data's scheme)
-        self.gold = _split(data, feats.sent_ptr).tolist()
-        #: the gold labels in the model's scheme (for the temperature's gold ids)
-        self.tags = _model_tags(data, feats.sent_ptr, "y_dev", task)
-        self.feats = feats
-        known = feats.state >= 0
-        rows, inverse = np.unique(feats.state[known], return_inverse=True)
-        state = np.full(feats.state.shape, -1, dtype=np.int32)
-        state[known] = inverse.ravel()
-        #: the dev data over the attributes it uses, renumbered (`train_perceptron`'s ``dev_rows``)
-        self.compact = Features(state, feats.trans, feats.sent_ptr, feats.values)
-        self.rows = rows.astype(np.int64)
-
-    def score(self, weights: Weights) -> float:
-        from structperc.decode.decoder import predict
-        from structperc.metrics import task_score
-
-        ids = predict(weights, self.compact)
-        ptr = self.feats.sent_ptr
-        if _converts(self.task):
-            from structperc.features.instances import data_tags
-
-            flat = data_tags(ids, ptr, self.labels, self.task)
-        else:
-            flat = np.asarray(self.labels, dtype=object)[ids].tolist()
-        pred = _split(flat, ptr)
-        return task_score(self.task, self.gold, pred.tolist())
-
-    def calibration(self, weights: Weights, remap: np.ndarray | None) -> dict:
-        """τ fitted on the dev tokens (gold labels unknown to the model left out), as the schema
-        stores it; ``remap``: the attribute ids after `_drop_unused` (None: unchanged)."""
-        from structperc.decode.calibration import fit_temperature, token_nll
-
-        feats = self.feats
-        if remap is not None:
-            state = np.where(feats.state >= 0, remap[feats.state], -1).astype(np.int32)
-            feats = Features(state, feats.trans, feats.sent_ptr, feats.values)
-        gold = LabelSet(self.labels).encode(self.tags, unknown=-1)
-        tau = fit_temperature(weights, feats, gold)
-        nll = [token_nll(weights, feats, gold, 1.0), token_nll(weights, feats, gold, tau)]
-        return {"temperature": tau, "source": "X_dev", "tokens": int(feats.sent_ptr[-1]), "nll": nll}
-
-
-def detect_scheme(tags: Sequence[str]) -> str:
-    """``scheme="auto"``: "iob2" when every tag is ``O``, ``B-X`` or ``I-X`` (X not empty) and one at
-    least is not ``O``; else "none" (opaque labels). IOB1 data has the same shape and the same span
-    reading (`structperc.labels.schemes.convert` reads an ``I-X`` that cannot continue a span as its
-    start in both); its predictions come back as IOB2."""
-    seen_span = False
-    for tag in set(tags):
-        if tag == "O":
-            continue
-        if len(tag) < 3 or tag[0] not in "BI" or tag[1] != "-":
-            return "none"
-        seen_span = True
-    return "iob2" if seen_span else "none"
-
-
-def _converts(task: Task) -> bool:
-    """Whether the model's labels are in another scheme than the data's (span labels learnt in IOBES)."""
-    return task.metric == "span" and task.model_scheme != task.scheme
-
-
-def _data_tags(ids: np.ndarray, sent_ptr: np.ndarray, model: schema.Model) -> list[str]:
-    """Predicted label ids as the data's labels (flat)."""
-    if _converts(model.task):
-        from structperc.features.instances import data_tags
-
-        return data_tags(ids, sent_ptr, model.labels, model.task)
-    return np.asarray(model.labels, dtype=object)[ids].tolist()
-
-
-def _model_tags(tags: list[str], sent_ptr: np.ndarray, what: str, task: Task) -> list[str]:
-    """The flat labels ``tags`` in the model's scheme (converted per sequence), checked against that
-    scheme when the task is constrained."""
-    if _converts(task):
-        tags = convert_flat(tags, sent_ptr, task.scheme, task.model_scheme)
-    if task.constrained:
-        ptr = sent_ptr.tolist()
-        for i in range(len(ptr) - 1):
-            if not valid_sequence(tags[ptr[i]:ptr[i + 1]], task.model_scheme):  # type: ignore[arg-type]
-                raise InputError(f"{what}[{i}] is not a valid {task.model_scheme} sequence: use the "
-                                 "scheme the labels follow, or constrained=False")
-    return tags
-
-
-def _flat_tags(y: Any, sent_ptr: np.ndarray, what: str) -> list[str]:
-    """The labels of ``y`` in token order, checked against the sequences' lengths."""
-    if isinstance(y, (str, bytes)) or not hasattr(y, "__iter__"):
-        raise InputError(f"{what} must be a list of label sequences, not {type(y).__name__}")
-    seqs = [list(s) if not isinstance(s, (str, bytes)) else None for s in y]
-    lengths = np.diff(sent_ptr)
-    if len(seqs) != len(lengths):
-        raise InputError(f"{what} has {len(seqs)} sequences, X has {len(lengths)}")
-    flat: list[str] = []
-    for i, (seq, n) in enumerate(zip(seqs, lengths.tolist())):
-        if seq is None or len(seq) != n:
-            raise InputError(f"{what}[{i}] has {'a string' if seq is None else len(seq)} label(s) for "
-                             f"{n} item(s)")
-        flat += seq
-    if not all(isinstance(t, str) for t in flat):
-        bad = next(t for t in flat if not isinstance(t, str))
-        raise InputError(f"labels must be strings, not {type(bad).__name__} ({bad!r})")
-    return flat
-
-
-def _split(flat: list[Any], sent_ptr: np.ndarray) -> np.ndarray:
-    """A 1-D object array of the per-sequence slices of ``flat`` (never 2-D, whatever the lengths)."""
-    ptr = sent_ptr.tolist()
-    out = np.empty(len(ptr) - 1, dtype=object)
-    for i in range(len(ptr) - 1):
-        out[i] = flat[ptr[i]:ptr[i + 1]]
-    return out
-
-
-def _drop_unused(index: AttributeIndex, weights: Weights) -> tuple[Weights, np.ndarray | None]:
-    """Weights and index without the attributes whose weights are all zero (CRFsuite's model keeps
-    only attributes of non-zero features too: they change no score, and cost room in the file),
-    and the new id of every old attribute (-1: dropped; None when none is)."""
-    keep = weights.sparse.row_norms() > 0
-    if keep.all():
-        return weights, None
-    index.prune(keep)
-    remap = np.where(keep, np.cumsum(keep) - 1, -1)
-    return Weights(weights.sparse.select(keep), weights.trans, weights.cond, weights.mask,
-                   weights.end), remap

@@ -3,6 +3,7 @@ each delegating to the rooms below (`structperc.io.inputs`, `structperc.train.ru
 `structperc.model.schema`)."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 from pathlib import Path
@@ -25,6 +26,21 @@ from structperc.predict.assessment import Assessment
 from structperc.train import config as params
 from structperc.train import run as fitting
 from structperc.train.run import Callback, Progress
+
+
+def _held(name: str, doc: str) -> Any:
+    """A fitted attribute that is the field ``name`` of the estimator's held `Model`."""
+    def get(self: Any) -> Any:
+        held = self.__dict__.get("_model")
+        if held is None:
+            raise AttributeError(f"{type(self).__name__} is not trained yet: call fit() or load()")
+        return getattr(held, name)
+
+    def put(self: Any, value: Any) -> None:
+        self._check_fitted()
+        setattr(self._model, name, value)
+    return property(get, put, doc=doc)
+
 
 _PARAM_NAMES: dict[type, list[str]] = {}
 
@@ -85,7 +101,8 @@ class Tagger(Assessment):
         A two-stage tagger's first-stage `~structperc.model.schema.Model` (None for one stage).
 
     Scores (`evaluate`, `score`) and inference beyond the best path (`predict_marginals`, `predict_nbest`,
-    `predict_proba_sequence`, `calibrate`): `structperc.predict.assessment.Assessment`; constraints: `inference`.
+    `predict_proba_sequence`, `calibrate`): `structperc.predict.assessment.Assessment`; constraints:
+    `structperc.predict.decoding`.
 
     References
     ----------
@@ -137,13 +154,16 @@ class Tagger(Assessment):
 
         ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
         named, ``features`` maps more, e.g. ``{"pos": "pos_tags"}``. ``checkpoint_dir``/``resume``: save
-        the trainer every epoch / continue such a run; ``workers`` > 1: `fitting.train_model`'s mixing (on
+        the trainer every epoch / continue such a run; ``workers`` > 1: `structperc.train.run.train_model`'s mixing (on
         the Dask cluster ``dask`` if given); ``clusters``: a word clusters file for ``clu*`` templates."""
         task = params.task_for(settings := self.get_params())
-        params.check(settings, task, dev=dev is not None, data=X)
+        run = dict(dev=dev is not None, checkpoint_dir=checkpoint_dir, resume=resume, workers=workers,
+                   mixing=mixing, dask=dask, clusters=clusters)
+        params.check(settings, task, data=X, **run)
         lines = resolve_template(self.template if self.template is not None else task.template)
         if self.two_stage and not reads_stage_column(lines):
             lines = lines + list(STAGE_LINES)
+        params.validate({**settings, **run}, task=task, lines=lines)  # the rules about the template too
         columns = {"tokens": tokens, "tags": tags or task.tag_column, "features": dict(features or {})}
         reads = columns_to_read(task, lines, gold=True)
         corpus = to_corpus(X, y, task, need_tags=True, reads=reads, dataset_columns=columns,
@@ -187,8 +207,8 @@ class Tagger(Assessment):
         know (for span tasks: entity types) are refused, unless ``add_labels``: then they become new
         labels, starting from zero weights."""
         self._check_fitted()
-        if self.stage1_ is not None:
-            raise InputError("a two-stage model does not continue training: train it again on all the data")
+        params.validate(dict(init_model=True, add_labels=add_labels, dev=dev is not None, order=self.weights_.order,
+                             two_stage=self.stage1_ is not None))
         corpus = self._corpus(X, y, need_tags=True)
         if not add_labels:
             check_known_tags(corpus, self.labels_, self.task_, self.unknown_tag)
@@ -216,12 +236,26 @@ class Tagger(Assessment):
         self.best_epoch_, self.history_ = result.best_epoch, result.history
 
     def _set_model(self, model: schema.Model) -> None:
-        self.task_, self.labels_, self.label_set_ = model.task, model.labels, LabelSet(model.labels)
-        self.template_lines_, self.features_, self.weights_ = model.templates, model.features, model.weights
-        self.provenance_, self.dictionary_, self.dataset_columns_ = \
-            model.provenance, model.dictionary, model.dataset_columns
-        self.calibration_, self.tag_dictionary_ = model.calibration, model.tag_dictionary
-        self.stage1_ = model.stage1
+        """Hold ``model`` (a shallow copy: setting a fitted attribute here leaves the caller's record alone)."""
+        self._model = dataclasses.replace(model)
+
+    # The fitted attributes are the held model's fields, read and written there: saving, loading and the
+    # prediction calls hand the one `Model` on, with no copying into attributes and back.
+    task_ = _held("task", "The task: columns, tag column, schemes, constraints and metric.")
+    labels_ = _held("labels", "The labels, sorted (a label's id is its position).")
+    template_lines_ = _held("templates", "The template lines.")
+    features_ = _held("features", "The `FeatureIndex`.")
+    weights_ = _held("weights", "The `Weights`.")
+    provenance_ = _held("provenance", "How the model was trained (data, epochs, seed, date, version).")
+    dictionary_ = _held("dictionary", "The learnt dictionary whose columns the templates read (or None).")
+    dataset_columns_ = _held("dataset_columns", "The `datasets` columns the model was trained from.")
+    calibration_ = _held("calibration", "The fitted temperature's record (or None).")
+    tag_dictionary_ = _held("tag_dictionary", "The decoding `TagDictionary` (or None).")
+    stage1_ = _held("stage1", "A two-stage model's first stage (or None).")
+
+    @property
+    def label_set_(self) -> LabelSet:
+        return LabelSet(self.labels_)
 
     def _saved_params(self) -> dict:
         """The parameters a model file records (the template is saved as lines of its own)."""
@@ -231,13 +265,10 @@ class Tagger(Assessment):
     def model_(self) -> schema.Model:
         """The trained model (weights, features, labels, calibration), as `structperc.model.schema` saves it."""
         self._check_fitted()
-        return schema.Model(self.task_, self.labels_, self.template_lines_, self.features_,
-                            self.weights_, self._saved_params(), self.provenance_, self.dictionary_,
-                            self.dataset_columns_, self.calibration_, self.tag_dictionary_,
-                            stage1=self.stage1_)
+        return dataclasses.replace(self._model, params=self._saved_params(), format_version=schema.FORMAT_VERSION)
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "weights_"):
+        if "_model" not in self.__dict__:
             raise RuntimeError(f"this {type(self).__name__} is not trained yet: call fit() or load()")
 
     def _corpus(self, X: Any, y: Any = None, *, need_tags: bool) -> Corpus:

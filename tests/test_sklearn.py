@@ -379,7 +379,7 @@ def test_crf_only_parameters_are_refused_by_name():
     StructuredPerceptron(c1=None, min_freq=None)  # sklearn-crfsuite's defaults: nothing to refuse
     with pytest.raises(TypeError, match="bogus"):
         StructuredPerceptron(bogus=1)
-    with pytest.raises(ValueError, match="algorithm='lbfgs'"):
+    with pytest.raises(ValueError, match="algorithm must be 'ap' .*got 'lbfgs'"):
         StructuredPerceptron(algorithm="lbfgs").fit([[{"w": "a"}]], [["O"]])
     assert set(CRF_ONLY) >= {"c1", "c2", "linesearch", "pa_type", "variance", "gamma"}
 

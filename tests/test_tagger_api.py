@@ -217,9 +217,9 @@ def test_missing_gold_tags():
 
 @pytest.mark.parametrize("params, message", [
     (dict(task="nope"), "unknown task 'nope'"),
-    (dict(epochs=0), "epochs must be a positive integer"),
-    (dict(min_count=0), "min_count must be a positive integer"),
-    (dict(dev_split=1.0), "dev_split must be in"),
+    (dict(epochs=0), r"epochs \(max_iterations in StructuredPerceptron\) must be a positive integer"),
+    (dict(min_count=0), r"min_count \(--min-count\) must be a positive integer"),
+    (dict(dev_split=1.0), r"dev_split \(--dev-split\) must be in"),
     (dict(tag_column="label"), "tag column 'label' is not among"),
     (dict(scheme="bmes"), "span tasks need a span scheme"),
     (dict(template=["lemma[0]"]), "reads column\\(s\\) lemma"),

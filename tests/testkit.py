@@ -126,3 +126,33 @@ def reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
     if mode == "lines":
         mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
         mp.setattr(conll, "conllu_fast", lambda *a: None)
+
+
+# ------------------------------------------------------------------ the command line, in process
+def run(*args, input=None):
+    """``structperc ARGS`` in this process (click's runner), arguments as strings."""
+    from click.testing import CliRunner
+
+    from structperc.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def assert_clean_error(result, prefix: str, contains: str = ""):
+    """Exit status 1, exactly one stderr line 'Error: <prefix>…', no traceback anywhere."""
+    assert result.exit_code == 1, (result.exit_code, result.output)
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"Error: {prefix}"), lines[0]
+    assert contains in lines[0]
+    return lines[0]
+
+
+def first_sentences(path, n, drop_last_column=False) -> str:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        blocks = fh.read().strip("\n").split("\n\n")[:n]
+    if drop_last_column:
+        blocks = ["\n".join(line.rsplit(" ", 1)[0] for line in b.split("\n")) for b in blocks]
+    return "\n\n".join(blocks) + "\n\n"

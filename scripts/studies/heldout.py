@@ -88,23 +88,23 @@ def training_arrays(spec: dict) -> dict:
     """The arrays the trainer receives when the corpus's estimator is fitted (featurized once, as the
     estimator does): features, gold ids, the feature set, the scheme's mask and end, partial labels'
     allowed sets and attribute values (None where absent)."""
-    import structperc.train.run as fitting
+    from structperc.train.perceptron import Perceptron
 
     held: dict = {}
 
-    def capture(feats, y, state, **kwargs):
-        held.update(feats=feats, y=y, ptr=state.ptr, labels=state.labels, active=state.active,
-                    L=state.Wt.shape[1], AT=state.Wc.shape[0], mask=kwargs["mask"], end=kwargs["end"],
-                    allowed=kwargs.get("allowed"), values=kwargs.get("values"))
+    def capture(self, data, state, options):
+        held.update(feats=data.feats, y=data.y, ptr=state.ptr, labels=state.labels, active=state.active,
+                    L=state.Wt.shape[1], AT=state.Wc.shape[0], mask=options.mask, end=options.end,
+                    allowed=data.allowed, values=data.feats.values)
         raise _Captured
-    original = fitting.train_perceptron
-    fitting.train_perceptron = capture
+    original = Perceptron.train
+    Perceptron.train = capture  # type: ignore[method-assign]
     try:
         estimator(spec, seed=0).fit(str(spec["train"]))
     except _Captured:
         pass
     finally:
-        fitting.train_perceptron = original
+        Perceptron.train = original  # type: ignore[method-assign]
     return held
 
 

@@ -80,6 +80,22 @@ def _lifted(points: np.ndarray, signs: np.ndarray, rho: float | None, kernel_arg
     return LiftedPerceptron(A=ref.A, **kernel_args, **common), ref.bound
 
 
+def _points(X: np.ndarray, kern: Any, fit_intercept: bool) -> np.ndarray:
+    """The points the theory talks about: homogeneous (with ``fit_intercept``), and in the kernel's
+    feature space."""
+    if kern.is_linear:
+        return homogeneous(X) if fit_intercept else X
+    return bounds.gram_embedding(homogeneous_gram(kern, X, fit_intercept))
+
+
+def _novikoff(r: float, best: bounds.HardMargin | None) -> tuple[float | None, str | None]:
+    """Novikoff's bound ``r^2 / rho*^2`` for separable points, or why none applies."""
+    if best is None:
+        return None, ("the points are not separable in this feature space, so no Novikoff bound "
+                      "applies; the lifted perceptron has one")
+    return bounds.novikoff_bound(r, best.rho), None
+
+
 def run_experiment(
     X: ArrayLike,
     y: ArrayLike,
@@ -118,11 +134,7 @@ def run_experiment(
     common: dict[str, Any] = dict(eta=eta, fit_intercept=fit_intercept, shuffle=shuffle,
                                   max_epochs=max_epochs, random_state=random_state)
     kernel_args: dict[str, Any] = dict(kernel=kern.name, degree=kern.degree, gamma=kern.gamma)
-    # The points the theory talks about: homogeneous, and in the kernel's feature space.
-    if kern.is_linear:
-        points = homogeneous(X) if fit_intercept else X
-    else:
-        points = bounds.gram_embedding(homogeneous_gram(kern, X, fit_intercept))
+    points = _points(X, kern, fit_intercept)
     r = bounds.radius(points)
     quantities: dict[str, float] = {"r": r}
     note = None
@@ -137,11 +149,7 @@ def run_experiment(
             else DualPerceptron(**kernel_args, **common)
         )
         bound_name = "Novikoff r^2/rho*^2"
-        if best is None:
-            note = ("the points are not separable in this feature space, so no Novikoff bound "
-                    "applies; the lifted perceptron has one")
-        else:
-            bound = bounds.novikoff_bound(r, best.rho)
+        bound, note = _novikoff(r, best)
     elif algorithm == "margin":
         estimator, bound, note = _margin(r, best, k, rho, common, quantities)
         bound_name = "margin 4r^2/((1-k)^2 rho^2)"

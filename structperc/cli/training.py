@@ -139,27 +139,26 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
     single_threaded_blas()
     from structperc import commands
     from structperc.features.task import get_task
+    from structperc.train.options import OptionError
 
-    if lexicon and task != "cws":
-        raise click.UsageError("--lexicon is for --task cws")
-    if raw and task != "cws":
-        raise click.UsageError("--raw is for --task cws")
-    if order == 2 and (task == "cws" or init_model):
-        raise click.UsageError("--order 2 is for training a new tagger (not --task cws, not --init-model)")
-    if two_stage and (task == "cws" or init_model):
-        raise click.UsageError("--two-stage is for training a new tagger (not --task cws, not --init-model)")
+    # click parses each flag; the rules about their values and combinations are `commands.train`'s
+    # (`structperc.train.options`, the same for every face)
     callback, progress = _progress(epochs or get_task(task or "chunk").epochs, quiet)
-    model, path = commands.train(
-        train_path, model_path, task=task, dev_path=dev_path, init_model=init_model, lexicon=lexicon,
-        tokens_column=tokens_column, tags_column=tags_column, callback=callback, progress=progress,
-        checkpoint_dir=checkpoint_dir, resume=resume, plot=plot, workers=workers, mixing=mixing, clusters=clusters,
-        keep_checkpoint=keep_checkpoint,
-        dask=dask, read_on_workers=read_on_workers, add_labels=add_labels,
-        template=template,
-        columns=_columns(columns), tag_column=tag_column, scheme=scheme, constrained=constrained,
-        encoding=encoding, epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
-        feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag, step=step, margin=margin,
-        C=C, order=order, two_stage=two_stage, raw=raw)
+    try:
+        model, path = commands.train(train_path, model_path, task=task, dev_path=dev_path, init_model=init_model,
+                             lexicon=lexicon, tokens_column=tokens_column, tags_column=tags_column,
+                             callback=callback, progress=progress, checkpoint_dir=checkpoint_dir, resume=resume,
+                             plot=plot, workers=workers, mixing=mixing, clusters=clusters,
+                             keep_checkpoint=keep_checkpoint, dask=dask, read_on_workers=read_on_workers,
+                             add_labels=add_labels, template=template, columns=_columns(columns),
+                             tag_column=tag_column, scheme=scheme, constrained=constrained, encoding=encoding,
+                             epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
+                             feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag,
+                             step=step, margin=margin, C=C, order=order, two_stage=two_stage, raw=raw)
+    except OptionError as exc:
+        if exc.usage:  # a flag of another trainer: a usage error, as click's own parsing reports one
+            raise click.UsageError(exc.reason) from None
+        raise
     if not quiet:
         extra = f", best epoch {model.best_epoch_}" if (dev_path or dev_split) else ""
         c = getattr(model, "calibration_", None)

@@ -16,13 +16,17 @@ from structperc.tagger import Tagger
 Progress = Callable[[int, int], None]
 
 
-
 def load(path: str | os.PathLike) -> Tagger:
     """The model at ``path`` as the estimator its task needs: a `Segmenter` for word segmentation,
     else a `Tagger` (read once)."""
-    model = schema.read(path)
+    return estimator(schema.read(path), str(path))
+
+
+def estimator(model: schema.Model, where: str) -> Tagger:
+    """``model`` as the estimator its task needs: a `Segmenter` for word segmentation (``where`` names
+    it in errors), else a `Tagger`."""
     if model.task.name == "cws":
-        return Segmenter.from_model(model, str(path))
+        return Segmenter.from_model(model, where)
     return Tagger.from_model(model)
 
 
@@ -32,6 +36,7 @@ def load_tagger(path: str | os.PathLike) -> Tagger:
     if isinstance(tagger, Segmenter):
         raise InputError("a word segmentation model: use 'structperc segment'", str(path))
     return tagger
+
 
 def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.PathLike | None = None,
                      plot: str | os.PathLike | None = None) -> list[Path]:

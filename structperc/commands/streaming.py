@@ -30,12 +30,9 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     the prediction keeps (``unknown`` where the tag is free); see `structperc.predict`.
     """
     from structperc import predict
-    from structperc.decode.nbest import nbest_chunk
-    from structperc.io import formats
     from structperc.io.output import output_stream
 
-    formats.check_options(input_format, output_format, nbest)
-    sentences = nbest_chunk(nbest, sentences)  # K ≤ MAX_K; fewer sentences a chunk for large K
+    sentences = predict.tagging_options(input_format, output_format, nbest, sentences)
     model = load_tagger(model_path).model_
     with output_stream(output) as raw_out:
         out = cast(IO[str], _EndTracking(raw_out))
@@ -43,14 +40,16 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
             if cast(_EndTracking, out).open_sentence() and (output_format or "") != "jsonl":
                 out.write("\n")  # the previous file's last sentence stays apart from this file's first
             setup, source = predict.tagging_setup(model, source, input_format, output_format, nbest=nbest,
-                                                    forced_column=forced_column)
+                                                  forced_column=forced_column, marginals=marginals,
+                                                  unknown=unknown, sentences=sentences)
             try:
-                predict.write_tagged(out, model, formats.tagging_chunks(source, setup.fmt, setup.layout, sentences),
-                                       setup, confidence=marginals, k=nbest, unknown=unknown)
+                predict.write_tagged(out, model, setup.chunks(source), setup)
             except ColumnCountError as exc:
                 if input_format != "auto":
                     raise
-                raise InputError(f"{exc} {formats.AUTO_HINT}") from None
+                from structperc.io.formats import AUTO_HINT
+
+                raise InputError(f"{exc} {AUTO_HINT}") from None
 
 
 class _EndTracking:

@@ -12,6 +12,7 @@ from structperc.errors import InputError
 from structperc.model.archive import writing_lock
 from structperc.segmenter import Segmenter
 from structperc.tagger import Callback, Tagger
+from structperc.train.config import validate
 
 Progress = Callable[[int, int], None]
 
@@ -44,13 +45,10 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     with ``read_on_workers`` the cluster's workers also read and featurize the training file themselves,
     ``workers`` byte ranges of it (`fit_on_workers`).
     """
-    if lexicon and task != "cws":
-        raise InputError("--lexicon is for --task cws")
-    if keep_checkpoint and not checkpoint_dir:
-        raise InputError("--keep-checkpoint keeps the checkpoint of --checkpoint-dir: give --checkpoint-dir")
-    if add_labels and not init_model:
-        raise InputError("--add-labels is for continued training (--init-model): a new model learns every "
-                         "tag of its data")
+    validate({**{k: v for k, v in params.items() if v is not None}, "task": task, "dev": dev_path is not None,
+              "init_model": init_model, "lexicon": lexicon, "checkpoint_dir": checkpoint_dir, "resume": resume,
+              "keep_checkpoint": keep_checkpoint, "workers": workers, "mixing": mixing, "clusters": clusters,
+              "dask": dask, "read_on_workers": read_on_workers, "add_labels": add_labels})
     if plot:
         from structperc.train.plot import require_matplotlib
 
@@ -59,9 +57,6 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     try:
         with writing_lock(model_path):
             if read_on_workers:
-                if dask is None or workers < 2 or init_model or task == "cws" or lexicon or clusters:
-                    raise InputError("--read-on-workers trains a new tagger on a Dask cluster: give --dask and "
-                                     "--workers N (N > 1), and no --init-model, --task cws, --lexicon or --clusters")
                 given = {k: v for k, v in params.items() if v is not None}
                 model = fit_on_workers(Tagger(task=task or "chunk", **given), [train_path], dask=dask,
                                        workers=workers, dev=dev_path, mixing=mixing, callback=callback,
@@ -106,8 +101,11 @@ def fit_on_workers(tagger: Tagger, paths: list[str | os.PathLike], *, dask: Any,
     from structperc.train import run as fitting
 
     task = parameters.task_for(settings := tagger.get_params())
-    parameters.check(settings, task, dev=dev is not None, data=paths[0] if len(paths) == 1 else None)
+    run = dict(dev=dev is not None, dask=dask, workers=workers, mixing=mixing, checkpoint_dir=checkpoint_dir,
+               resume=resume, read_on_workers=True)
+    parameters.check(settings, task, data=paths[0] if len(paths) == 1 else None, **run)
     lines = resolve_template(tagger.template if tagger.template is not None else task.template)
+    parameters.validate({**settings, **run}, task=task, lines=lines)
     dev_corpus = to_corpus(dev, None, task, need_tags=True, reads=columns_to_read(task, lines, gold=True),
                            unknown=tagger.unknown_tag) if dev is not None else None
     from structperc.dask.parts import train_on_workers
@@ -129,12 +127,7 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
          clusters: str | None = None, dask: str | None = None, add_labels: bool = False) -> Tagger:
     given = {k: v for k, v in params.items() if v is not None}
     model: Tagger
-    if clusters is not None and (init_model or task == "cws"):
-        raise InputError("--clusters is for training a new tagger (not --init-model, not --task cws)")
     if init_model:
-        if workers != 1 or dask is not None:
-            raise InputError("continued training (--init-model) runs on one worker: leave out --workers/--dask",
-                             str(init_model))
         model = load(init_model)
         if task is not None and task != model.task_.name:
             raise InputError(f"a {model.task_.name!r} model cannot continue training as {task!r} "

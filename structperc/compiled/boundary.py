@@ -82,10 +82,12 @@ def guard(name: str, signature: str, kernel: Callable[..., Any]) -> Callable[...
     spec = parse_signature(signature)
     contract = CONTRACTS.get(name)
 
-    def guarded(*args: Any) -> Any:
+    def guarded(*args: Any, **known: Any) -> Any:
+        # ``known``: what the caller already computed of the arguments and the contract would
+        # otherwise recompute (the newlines of a scanned piece: ``newlines=``); the kernel never sees it
         check_signature(name, spec, args)
         if contract is not None:
-            contract(*args)
+            contract(*args, **known)
         return kernel(*args)
 
     guarded.__name__ = name
@@ -184,8 +186,14 @@ def _viterbi2_corpus(state, trans, T2, end, sent_ptr, allowed, out) -> None:
 
 
 def _scan_common(name: str, data, want, codes, line_beg, line_end, sent_len, sent_line, scan, table, ent, arena,
-                 state) -> None:
-    cap = int(np.count_nonzero(data == 10)) + 1  # at most one token and one sentence per line
+                 state, newlines: int | None = None) -> None:
+    """``newlines``: the newlines of ``data``, as the caller counted them to size its outputs
+    (`structperc.io.scan.scan_piece`, by the ``count_byte`` kernel); None: counted here. Counting
+    again on every call (a scan resumes after each GROW) read every byte once more and allocated a
+    mask of the piece's size."""
+    if newlines is None:
+        newlines = int(np.count_nonzero(data == 10))
+    cap = int(newlines) + 1  # at most one token and one sentence per line
     nw = want.shape[0]
     _need(scan.shape[0] >= 9 and 0 <= int(scan[0]) <= data.shape[0], name, "scan state out of range")
     _need(codes.shape[0] == nw and codes.shape[1] >= cap and sent_len.shape[0] >= cap
@@ -210,16 +218,16 @@ def _interner(name: str, table, ent, arena, state, columns: int, incoming: int) 
 
 
 def _scan_columns(data, want, codes, line_beg, line_end, sent_len, sent_line, sent_tab, scan, table, ent, arena,
-                  state) -> None:
+                  state, newlines: int | None = None) -> None:
     _scan_common("scan_columns", data, want, codes, line_beg, line_end, sent_len, sent_line, scan, table, ent,
-                 arena, state)
+                 arena, state, newlines)
     _need(sent_tab.shape[0] >= sent_len.shape[0], "scan_columns", "separator output too short")
 
 
 def _scan_conllu(data, words, lead, want, codes, line_beg, line_end, sent_len, sent_line, scan, table, ent, arena,
-                 state) -> None:
+                 state, newlines: int | None = None) -> None:
     _scan_common("scan_conllu", data, want, codes, line_beg, line_end, sent_len, sent_line, scan, table, ent,
-                 arena, state)
+                 arena, state, newlines)
     _need(0 <= lead < 8 and (words.shape[0] == 0 or lead + 8 * words.shape[0] <= data.shape[0]), "scan_conllu",
           "aligned words outside the data")
     _need(want.shape[0] == 0 or int(want.max()) < 10, "scan_conllu", "CoNLL-U has 10 fields")

@@ -146,8 +146,9 @@ def _running_argmax(n_vectors: int, width: int = 4, dtype=types.float64):
     return step
 
 
-#: One training Viterbi step (float64) for 8 and for 4 consecutive labels (two or one vectors of
-#: four lanes).
+#: One training Viterbi step (float64) for 16, 8 and 4 consecutive labels (four, two or one vectors
+#: of four lanes).
+viterbi_step16 = _running_argmax(4)
 viterbi_step8 = _running_argmax(2)
 viterbi_step4 = _running_argmax(1)
 #: One tagging Viterbi step (float32) for 16, 8 and 4 consecutive labels.

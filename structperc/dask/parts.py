@@ -37,22 +37,16 @@ import numpy as np
 from structperc.dask.client import using
 from structperc.dask.training import dask_runner, hold
 from structperc.errors import InputError
-from structperc.features.ambiguity import COLUMNS as AMBIGUITY_COLUMNS
-from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
-from structperc.features.gazetteer import BASE_COLUMNS as GAZ_BASE
-from structperc.features.gazetteer import EXTRA_COLUMNS as GAZ_EXTRA
-from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import FeatureIndex
 from structperc.features.instances import corpus_digest, hidden_tags, model_tags, template_columns
-from structperc.features.task import Task
+from structperc.features.task import Task, masks
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.io.inputs import to_corpus
 from structperc.io.parts import Part, file_parts
 from structperc.labels.label_set import LabelSet
-from structperc.model.schema import masks
 from structperc.predict import calibrate
-from structperc.train.config import check_order, mixing_scale
+from structperc.train.config import mixing_scale, validate
 from structperc.train.mixing import Shard
 from structperc.train.perceptron import EpochInputs, PerceptronState
 from structperc.train.run import Callback, Fitted, Progress, run_trainer
@@ -177,21 +171,8 @@ def train_on_workers(paths: list[str], dev: Corpus | None, template_lines: list[
     of one file (or one part per file of several), featurized where they are read, each a shard of
     iterative parameter mixing (`structperc.dask.parts`). The driver reads only ``dev``. The
     same model as `train_model` with ``workers`` shards cut at the same sentences."""
-    check_order(params, True, False)
-    for name, refused in (("dev_split", "--dev-split (use --dev)"), ("tag_dictionary", "--tag-dictionary"),
-                          ("lexicon", "a lexicon"), ("two_stage", "--two-stage")):
-        if params.get(name):
-            raise InputError(f"{refused} needs the whole training corpus in one place: not with the input read "
-                             "by the Dask workers")
-    if params.get("feature_set", "all") != "all":
-        raise InputError("--feature-set observed needs the whole training corpus in one place: not with the "
-                         "input read by the Dask workers")
-    dictionary_columns = template_columns(template_lines) & {*AMBIGUITY_COLUMNS, *CLUSTER_COLUMNS, *GAZ_BASE,
-                                                            *GAZ_EXTRA, STAGE_COLUMN}
-    if dictionary_columns:
-        raise InputError(f"the templates read learnt dictionary columns ({', '.join(sorted(dictionary_columns))}), "
-                         "whose jackknife needs the whole training corpus in one place: not with the input read "
-                         "by the Dask workers")
+    validate({**params, "read_on_workers": True, "dask": dask, "workers": workers, "mixing": mixing,
+              "checkpoint_dir": checkpoint_dir, "resume": resume}, lines=template_lines)
     scale = mixing_scale(workers, mixing)
     parts = training_parts(paths, workers)
     with using(dask) as client:

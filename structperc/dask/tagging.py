@@ -56,37 +56,26 @@ class _Failure:
 
 
 # ---------------------------------------------------------------------------- worker: tagging a part
-@dataclass(frozen=True)
-class _TagJob:
-    """How one input is tagged and written (the same for all its parts)."""
-
-    setup: TaggingSetup
-    marginals: bool
-    nbest: int
-    unknown: str
-    sentences: int
-
-
-def _tag_part(blob: bytes, digest: str, part: Part, job: _TagJob) -> "str | _Failure":
+def _tag_part(blob: bytes, digest: str, part: Part, setup: TaggingSetup) -> "str | _Failure":
+    """The output of ``part`` as `structperc.predict.write_tagged` writes it with ``setup`` (the same
+    for all parts of one input), or the failure to raise in its turn."""
     from structperc import predict
 
     try:
         model = cached_model(digest, blob).model_
         predict.told_elsewhere(model)  # the client says once that it is uncalibrated, not every worker
-        return _tag(model, part, job)
+        return _tag(model, part, setup)
     except InputError as exc:
         return _Failure.of(exc, part)
 
 
-def _tag(model: Any, part: Part, job: _TagJob) -> str:
+def _tag(model: Any, part: Part, setup: TaggingSetup) -> str:
     from structperc import predict
-    from structperc.io import formats
 
-    setup, gap = job.setup, predict.document_window(model)
+    gap = predict.document_window(model)
 
     def parse(data: bytes) -> Any:
-        chunks = formats.tagging_chunks(named_stream(data, part.name), setup.fmt, setup.layout, _ALL)
-        return concat([c.corpus for c in chunks])
+        return concat([c.corpus for c in setup.chunks(named_stream(data, part.name), _ALL)])
 
     def context(side) -> Any:
         """Context sentences; none where they hold an error: the part they belong to reports it with its
@@ -98,15 +87,13 @@ def _tag(model: Any, part: Part, job: _TagJob) -> str:
         except InputError:
             return None
 
-    chunks: Iterable[Any] = formats.tagging_chunks(part.source(), setup.fmt, setup.layout,
-                                                   _ALL if gap else job.sentences)
+    chunks: Iterable[Any] = setup.chunks(part.source(), _ALL if gap else None)
     before = after = None
     if gap:  # the part's own errors come first, then its neighbours'
         chunks = list(chunks)
         before, after = context(part.context_before), context(part.context_after)
     out = io.StringIO()
-    predict.write_tagged(out, model, chunks, setup, before=before, after=after, confidence=job.marginals,
-                           k=job.nbest, unknown=job.unknown)
+    predict.write_tagged(out, model, chunks, setup, before=before, after=after)
     return out.getvalue()
 
 
@@ -158,17 +145,16 @@ def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str,
 
 def _tag_items(tagger: Any, inputs: Sequence[Any], job: dict, parts: int | None, threads: int,
                part_bytes: int) -> Iterator[Any]:
-    """``(part, _TagJob)`` for every part of every input, in order (an error ends them, in its turn)."""
+    """``(part, TaggingSetup)`` for every part of every input, in order (an error ends them, in its
+    turn); ``job`` holds the arguments of `structperc.predict.tagging_setup` but the source."""
     from structperc.predict import tagging_setup
 
     model = tagger.model_
     try:
         for source in inputs or ("-",):
-            setup, source = tagging_setup(model, source, job["input_format"], job["output_format"], nbest=job["nbest"],
-                                          forced_column=job["forced_column"])
-            spec = _TagJob(setup, job["marginals"], job["nbest"], job["unknown"], job["sentences"])
+            setup, source = tagging_setup(model, source, **job)
             for part in input_parts(source, setup.fmt == "text", parts, threads, part_bytes):
-                yield part, spec
+                yield part, setup
     except InputError as exc:
         yield exc
 
@@ -184,18 +170,14 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     ``parts`` parts (default: two per worker thread, none under `MIN_PART_BYTES`; more where a part would
     exceed ``part_bytes``) that the workers read themselves — the paths must be readable on the
     workers. Standard input (``"-"``) and streams are read here and sent in parts."""
+    from structperc import predict
     from structperc.commands import load_tagger
-    from structperc.decode.nbest import nbest_chunk
-    from structperc.io import formats
     from structperc.io.output import output_stream
 
-    formats.check_options(input_format, output_format, nbest)
-    sentences = nbest_chunk(nbest, sentences)  # K ≤ MAX_K; fewer sentences a chunk for large K
+    sentences = predict.tagging_options(input_format, output_format, nbest, sentences)
     tagger = load_tagger(model_path)
     if marginals or nbest:  # said here, once (the workers' copies keep quiet)
-        from structperc.predict import confidence_temperature
-
-        confidence_temperature(tagger.model_)
+        predict.confidence_temperature(tagger.model_)
     blob, digest = model_bytes(model_path)
     job = {"input_format": input_format, "output_format": output_format, "marginals": marginals,
            "nbest": nbest, "forced_column": forced_column, "unknown": unknown, "sentences": sentences}

@@ -45,32 +45,37 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
 import time
 import uuid
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from structperc.dask.changes import (
+    BLOCK_ELEMENTS,
+    CHANGES,
+    STATE_ROWS,
+    TRANS_ROWS,
+    WHOLE,
+    EpochTraffic,
+    MixedDelta,
+    MixedWeights,
+    ShardChanges,
+    ZeroWeights,
+    mix_changes,
+    rebased,
+)
 from structperc.dask.client import CONNECT_TIMEOUT, distributed_module, using
+from structperc.dask.shard_tasks import _start_of as _start_of  # the tests reach the kept start
+from structperc.dask.shard_tasks import epoch_task, release_scratch, scratch_bytes
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.model.weights import Weights
-from structperc.train.mixing import MIXED, Shard, ShardResult, mix, mixing_numerators, shard_epoch
+from structperc.train.mixing import MIXED, Shard, ShardResult, mixing_numerators
 from structperc.train.perceptron import PerceptronState
 from structperc.train.workers import WorkerError
 
-#: The row-compressed arrays a shard sends back rows of, by the rows' kind: state attributes (rows of the
-#: state pairs' offsets) and transition attributes (slices of (L + 1) x L of Wc, Uc).
-STATE_ROWS, TRANS_ROWS = ("W", "U"), ("Wc", "Uc")
-#: Mixed whole (small).
-WHOLE = ("Wt", "Ut")
-#: Weights mixed at a time by the driver (bounds its temporaries whatever the number of shards).
-BLOCK_ELEMENTS = 1 << 20  # a multiple of 8: the blocks start at whole bytes of the packed masks
-#: How a shard's task finds what its epoch changed (see `epoch_task`); the first is the default.
-CHANGES = ("elements", "rows")
 #: The cluster makes a new base when the deltas since the last add up to more than this share of its size.
 REBASE = 0.5
 #: A worker thread keeps its last epoch's start (`_start_of`) only while the dense weights take at most
@@ -78,367 +83,19 @@ REBASE = 0.5
 #: memory than its time is worth, and the task compares with the base and the values the deltas wrote
 #: instead (`_lean_start`).
 KEEP_START_BYTES = 1 << 30
-#: Each worker thread's buffers for the weights an epoch trains, by thread id (see `_working_copy`).
-_SCRATCH: dict[int, dict[str, np.ndarray]] = {}
-#: Each worker thread's last epoch start (see `_start_of`), by thread id.
-_STARTS: dict[int, "_Start"] = {}
 
-
-@dataclass(frozen=True)
-class MixedWeights:
-    """Mixed weights and sums (W, U, Wt, Ut, Wc, Uc): a base the epochs start from, as one object."""
-
-    arrays: dict[str, np.ndarray]
-    token: str = ""  # names it among the run's bases ("": never matched, see `_start_of`)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays.values())
-
-
-@dataclass(frozen=True)
-class ZeroWeights:
-    """All-zero weights and sums of these shapes and dtypes (a fresh run's start): a few bytes to send,
-    which every task expands itself."""
-
-    spec: dict[str, tuple[tuple[int, ...], str]]
-    token: str = ""
-
-    @property
-    def nbytes(self) -> int:
-        return 0
-
-
-def _base_flat(base: MixedWeights | ZeroWeights, name: str) -> np.ndarray | None:
-    """The flat array ``name`` of ``base``, or None for zeros."""
-    return None if isinstance(base, ZeroWeights) else base.arrays[name].reshape(-1)
-
-
-def rebased(base: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...], token: str = "") -> MixedWeights:
-    """A new base (named ``token``): ``base`` with ``deltas`` applied (a task: the old base and the
-    deltas are its lineage, so the scheduler keeps small deltas, never dense weights, to recompute it)."""
-    if isinstance(base, ZeroWeights):
-        arrays = {name: np.zeros(shape, dtype) for name, (shape, dtype) in base.spec.items()}
-    else:
-        arrays = {name: a.copy() for name, a in base.arrays.items()}
-    for delta in deltas:
-        delta.apply(arrays)
-    return MixedWeights(arrays, token)
-
-
-@dataclass(frozen=True)
-class MixedDelta:
-    """What one epoch's mixing changed: per group (W with U, Wc with Uc) a packed bit mask of the elements
-    (keyed by the group's first name) and their mixed values, in order; ``Wt`` and ``Ut`` whole."""
-
-    masks: dict[str, np.ndarray]
-    values: dict[str, np.ndarray]
-    token: str = ""  # names it among the run's deltas ("": never matched, see `_start_of`)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.masks.values()) + sum(a.nbytes for a in self.values.values())
-
-    def apply(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Write the delta into ``arrays`` (in place); returns the elements it wrote, per group."""
-        written = {}
-        for names in (STATE_ROWS, TRANS_ROWS):
-            where = np.unpackbits(self.masks[names[0]], count=arrays[names[0]].size).view(bool)
-            for name in names:
-                arrays[name].reshape(-1)[where] = self.values[name]
-            written[names[0]] = where
-        for name in WHOLE:
-            np.copyto(arrays[name], self.values[name])
-        return written
-
-
-@dataclass
-class ShardChanges:
-    """A shard's epoch as it travels back: its report, and for each group of row-compressed arrays (W
-    with U, Wc with Uc) a bit mask of the elements it changed (``np.packbits`` over the flat arrays,
-    keyed by the group's first name) and those elements' values, in order (``W``, ``U``, ``Wc``,
-    ``Uc``); ``Wt`` and ``Ut`` whole."""
-
-    result: ShardResult
-    masks: dict[str, np.ndarray]
-    values: dict[str, np.ndarray]
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.masks.values()) + sum(a.nbytes for a in self.values.values())
-
-    def changed(self, name: str) -> int:
-        """Elements of group ``name`` (``"W"`` or ``"Wc"``) sent back."""
-        return len(self.values[name])
-
-
-@dataclass
-class EpochTraffic:
-    """Bytes of one epoch: ``sent_per_worker`` (what a worker receives to start it: a new base — the
-    dense weights, from the worker that made it, or nothing for the zeros of a fresh run — or else the
-    last epoch's delta), ``received`` (what each shard's task returned), ``dense_reply`` (the dense
-    weights: what a shard would return, or a worker receive, if whole weights travelled) and ``delta``
-    (the mixing's delta: all the driver sends after the epoch); the epoch's wall time, in all
-    (``seconds``) and by phase (``phases``: tasks — the shards' epochs with their transfers and waits
-    —, gather, mix); and how many of the ``weights`` state weights each shard sent back
-    (``changed``)."""
-
-    epoch: int
-    workers: int
-    sent_per_worker: int
-    received: list[int] = field(default_factory=list)
-    dense_reply: int = 0
-    seconds: float = 0.0
-    phases: dict[str, float] = field(default_factory=dict)
-    changed: list[int] = field(default_factory=list)  # state weights each shard sent back
-    weights: int = 0  # of state weights in all
-    delta: int = 0  # bytes of the mixing's delta: all that leaves the driver after the epoch
+#: The names other modules import from here (the changes and the tasks live in `structperc.dask.changes`
+#: and `structperc.dask.shard_tasks`).
+__all__ = ["BLOCK_ELEMENTS", "CHANGES", "KEEP_START_BYTES", "REBASE", "STATE_ROWS", "TRANS_ROWS", "WHOLE",
+           "DaskShards", "EpochTraffic", "MixedDelta", "MixedWeights", "ShardChanges", "ZeroWeights",
+           "dask_runner", "epoch_task", "hold", "mix_changes", "rebased", "release_scratch", "scratch_bytes",
+           "train_on_dask"]
 
 
 def hold(value: Any) -> Any:
     """A task whose result is its argument: data that lives on a worker and that the scheduler can
     recompute (from the argument it keeps) when the worker holding it is lost."""
     return value
-
-
-def _counts(name: str, shape: tuple[int, ...], ptr: np.ndarray) -> np.ndarray:
-    """Elements per row of the flat ``name``: the state pairs' row lengths for W and U, (L + 1) x L for
-    Wc and Uc."""
-    if name in STATE_ROWS:
-        return np.diff(ptr)
-    return np.full(shape[0], int(np.prod(shape[1:], dtype=np.int64)), dtype=np.int64)
-
-
-def _row_mask(n_rows: int, rows: np.ndarray) -> np.ndarray:
-    mask = np.zeros(n_rows, dtype=bool)
-    mask[rows] = True
-    return mask
-
-
-def _bits_differ(a: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """Where the flat ``a`` and ``b`` (None: all +0.0) differ bit for bit (so -0.0 is not 0.0, and NaN
-    is itself)."""
-    view = {4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
-    return a.reshape(-1).view(view) != (0 if b is None else b.reshape(-1).view(view))
-
-
-def _buffers(store: dict[int, Any], spec: dict[str, tuple[tuple[int, ...], np.dtype]]) -> dict[str, np.ndarray]:
-    """This worker thread's arrays of ``spec`` in ``store``, kept from one epoch to the next: writing
-    into memory already mapped costs a tenth of a fresh copy (hundreds of MB of page faults per epoch)."""
-    thread = threading.get_ident()
-    held = store.get(thread)
-    arrays = held.arrays if isinstance(held, _Start) else held
-    if arrays is None or arrays.keys() != spec.keys() or \
-            any((arrays[n].shape, arrays[n].dtype) != spec[n] for n in spec):
-        store.pop(thread, None)  # the old buffers go before the new ones come
-        arrays = {name: np.empty(shape, dtype) for name, (shape, dtype) in spec.items()}
-    return arrays
-
-
-def _spec_of(base: MixedWeights | ZeroWeights) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    if isinstance(base, ZeroWeights):
-        return {name: (tuple(shape), np.dtype(dtype)) for name, (shape, dtype) in base.spec.items()}
-    return {name: (a.shape, a.dtype) for name, a in base.arrays.items()}
-
-
-@dataclass
-class _Start:
-    """The weights an epoch started from on this worker thread: the base named ``base`` with the deltas
-    named ``applied`` applied, in order."""
-
-    base: str
-    applied: tuple[str, ...]
-    arrays: dict[str, np.ndarray]
-
-
-def _start_of(base: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...]) -> dict[str, np.ndarray]:
-    """``base`` with ``deltas`` applied, in this worker thread's buffers. The thread keeps the last
-    epoch's start: when this one is the same base with more deltas (the run's next epoch on the same
-    worker), only the new deltas are applied — one delta per epoch instead of every delta since the
-    base and a copy of it. Anything else (another base, a rerun elsewhere, unnamed objects) starts from
-    a copy of the base. Both give the same arrays."""
-    thread = threading.get_ident()
-    names = tuple(d.token for d in deltas)
-    held = _STARTS.get(thread)
-    spec = _spec_of(base)
-    fresh = not (held is not None and base.token and held.base == base.token and all(names)
-                 and names[:len(held.applied)] == held.applied
-                 and all((held.arrays[n].shape, held.arrays[n].dtype) == spec[n] for n in spec))
-    if fresh:
-        arrays = _buffers(_STARTS, spec)
-        for name, a in arrays.items():
-            if isinstance(base, ZeroWeights):
-                a.fill(0)
-            else:
-                np.copyto(a, base.arrays[name])
-        todo = deltas
-    else:
-        assert held is not None
-        arrays, todo = held.arrays, deltas[len(held.applied):]
-    _STARTS.pop(thread, None)  # not a valid start while the deltas are half applied
-    for delta in todo:
-        delta.apply(arrays)
-    _STARTS[thread] = _Start(base.token, names, arrays)
-    return arrays
-
-
-def _working_copy(start: dict[str, np.ndarray] | MixedWeights | ZeroWeights) -> dict[str, np.ndarray]:
-    """``start`` (arrays, or a base) copied into this worker thread's epoch buffers (which the epoch
-    trains in place)."""
-    spec = _spec_of(start) if not isinstance(start, dict) else {n: (a.shape, a.dtype) for n, a in start.items()}
-    held = _SCRATCH[threading.get_ident()] = _buffers(_SCRATCH, spec)
-    source = start.arrays if isinstance(start, MixedWeights) else start
-    for name, a in held.items():
-        if isinstance(source, ZeroWeights):
-            a.fill(0)
-        else:
-            np.copyto(a, source[name])
-    return held
-
-
-Moved = Callable[[tuple[str, ...]], np.ndarray]
-
-
-def _kept_start(weights: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...]) \
-        -> tuple[dict[str, np.ndarray], Moved]:
-    """The epoch's buffers from the thread's kept start (`_start_of`), and how to find what the epoch
-    changed in a group: the bits that differ from that start."""
-    start = _start_of(weights, deltas)
-    arrays = _working_copy(start)
-
-    def moved(names: tuple[str, ...]) -> np.ndarray:
-        out = np.zeros(arrays[names[0]].size, dtype=bool)
-        for name in names:
-            out |= _bits_differ(arrays[name], start[name])
-        return out
-    return arrays, moved
-
-
-def _lean_start(weights: MixedWeights | ZeroWeights, deltas: tuple[MixedDelta, ...]) \
-        -> tuple[dict[str, np.ndarray], Moved]:
-    """The epoch's buffers from the base with every delta applied (no second dense copy), and how to
-    find what the epoch changed: the bits that differ from the base, and where a delta wrote, from the
-    value it wrote (kept for those elements only)."""
-    arrays = _working_copy(weights)
-    written: dict[str, np.ndarray] = {}
-    for delta in deltas:
-        for group, where in delta.apply(arrays).items():
-            written[group] = where | written[group] if group in written else where
-    start = {name: arrays[name].reshape(-1)[written[names[0]]]
-             for names in (STATE_ROWS, TRANS_ROWS) if names[0] in written for name in names}
-
-    def moved(names: tuple[str, ...]) -> np.ndarray:
-        out = np.zeros(arrays[names[0]].size, dtype=bool)
-        for name in names:
-            out |= _bits_differ(arrays[name], _base_flat(weights, name))
-        if names[0] in written:
-            where = written[names[0]]
-            again = np.zeros(int(np.count_nonzero(where)), dtype=bool)
-            for name in names:
-                again |= _bits_differ(arrays[name].reshape(-1)[where], start[name])
-            out[where] = again
-        return out
-    return arrays, moved
-
-
-def scratch_bytes() -> int:
-    """The bytes of this worker's epoch buffers and kept starts (0 once training has ended):
-    ``client.run(scratch_bytes)``."""
-    return sum(a.nbytes for held in list(_SCRATCH.values()) for a in held.values()) + \
-        sum(a.nbytes for start in list(_STARTS.values()) for a in start.arrays.values())
-
-
-def release_scratch() -> None:
-    """Drop this worker's epoch buffers, every thread's (run on every worker when training ends:
-    ``client.run``; a task still running keeps its own until it returns)."""
-    _SCRATCH.clear()
-    _STARTS.clear()
-
-
-def epoch_task(shard: Shard, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], weights: MixedWeights | ZeroWeights,
-               c: int, epoch: int, changes: str = "elements", deltas: tuple[MixedDelta, ...] = (),
-               keep_start: bool = True) -> ShardChanges:
-    """One shard's epoch on a worker, from a copy of the base ``weights`` with ``deltas`` applied
-    (the task is pure: a rerun elsewhere sees the same inputs), returning what it changed
-    (`ShardChanges`: new arrays, none of them a view of the worker's buffers).
-
-    ``changes`` says how the changed elements are found: ``"elements"`` compares the trained weights
-    and sums with those it started from (after the plain compiled epoch; an update touches the pairs of
-    the gold and the predicted labels only, so this sends the fewest values), ``"rows"`` takes every
-    pair of the attributes ``shard_epoch(track=True)`` names (`~structperc.train.mixing.mix_rows`'
-    unit; its sentence-at-a-time epoch is slower). Both give the same mixed weights, bit for bit: an
-    element left out holds, in this shard, the value it started from. ``keep_start``: start from the
-    thread's kept start (`_kept_start`) or from the base (`_lean_start`, no second dense copy); the
-    same bits either way."""
-    if changes not in CHANGES:
-        raise ValueError(f"changes must be one of {', '.join(CHANGES)} (got {changes!r})")
-    arrays, changed = (_kept_start if keep_start else _lean_start)(weights, deltas)
-    track = changes == "rows"
-    result = shard_epoch(shard, arrays, pairs, c, epoch, track=track)
-    masks: dict[str, np.ndarray] = {}
-    values: dict[str, np.ndarray] = {}
-    for names, rows in ((STATE_ROWS, result.rows), (TRANS_ROWS, result.trans_rows)):
-        if track:
-            assert rows is not None  # shard_epoch(track=True) names the rows
-            counts = _counts(names[0], arrays[names[0]].shape, pairs[0])
-            moved = np.repeat(_row_mask(len(counts), rows), counts)
-        else:
-            moved = changed(names)
-        masks[names[0]] = np.packbits(moved)
-        for name in names:
-            values[name] = arrays[name].reshape(-1)[moved]
-    for name in WHOLE:
-        values[name] = arrays[name].copy()
-    result.rows = result.trans_rows = None
-    return ShardChanges(result, masks, values)
-
-
-def mix_changes(changes: list[ShardChanges], k: list[int], state: PerceptronState) -> MixedDelta:
-    """Mix the shards' changed elements into ``state``'s arrays (which hold the weights the epoch started
-    from), `~structperc.train.mixing.mix` element by element: an element a shard did not send holds, in
-    that shard, the value it started from — the state's — so the result is the dense mixing's, bit for
-    bit. `BLOCK_ELEMENTS` weights at a time, so the temporaries stay small whatever the number of shards.
-    Returns the `MixedDelta` of the mixing: the elements whose bits it changed, with their new values."""
-    masks: dict[str, np.ndarray] = {}
-    values: dict[str, list[np.ndarray]] = {name: [] for name in STATE_ROWS + TRANS_ROWS}
-    for names in (STATE_ROWS, TRANS_ROWS):
-        n = getattr(state, names[0]).size
-        taken = [0] * len(changes)  # values of each shard consumed so far (they come in element order)
-        packed = []
-        for a in range(0, n, BLOCK_ELEMENTS):
-            b = min(a + BLOCK_ELEMENTS, n)
-            sent = [np.unpackbits(ch.masks[names[0]][a // 8:(b + 7) // 8], count=b - a).view(bool)
-                    for ch in changes]
-            union = np.logical_or.reduce(sent)
-            if not union.any():
-                packed.append(np.packbits(union))
-                continue
-            where = [s[union] for s in sent]  # each shard's among the block's changed elements
-            n_sent = [int(np.count_nonzero(s)) for s in where]
-            before, after = {}, {}
-            for name in names:
-                block = getattr(state, name).reshape(-1)[a:b]
-                before[name] = block[union]
-                parts = []
-                for ch, w, m, t in zip(changes, where, n_sent, taken):
-                    part = before[name].copy()
-                    part[w] = ch.values[name][t:t + m]
-                    parts.append(part)
-                mix(parts, k, parts[:1])
-                block[union] = after[name] = parts[0]
-            # the delta: what the mixing moved (shards' changes can cancel out, or be a whole row's)
-            moved = np.logical_or.reduce([_bits_differ(after[name], before[name]) for name in names])
-            union[union] = moved
-            packed.append(np.packbits(union))
-            for name in names:
-                values[name].append(after[name][moved])
-            taken = [t + m for t, m in zip(taken, n_sent)]
-        masks[names[0]] = np.concatenate(packed) if packed else np.zeros(0, np.uint8)
-    for name in WHOLE:
-        mix([ch.values[name] for ch in changes], k, [getattr(state, name)])
-    return MixedDelta(masks, {**{name: np.concatenate(v) if v else np.zeros(0, getattr(state, name).dtype)
-                                 for name, v in values.items()},
-                              **{name: getattr(state, name).copy() for name in WHOLE}})
 
 
 class DaskShards:

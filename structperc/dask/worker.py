@@ -36,12 +36,10 @@ def load_counts() -> dict[str, int]:
 
 
 def _estimator(blob: bytes) -> Any:
+    from structperc.commands.models import estimator
     from structperc.model.schema import from_bytes
-    from structperc.segmenter import Segmenter
-    from structperc.tagger import Tagger
 
-    model = from_bytes(blob)
-    return Segmenter.from_model(model, "model bytes") if model.task.name == "cws" else Tagger.from_model(model)
+    return estimator(from_bytes(blob), "model bytes")
 
 
 def _single_threaded_blas() -> None:

@@ -16,10 +16,14 @@ columns summed left to right from zero (-1 ids add nothing), conditioned tables 
 the base matrix (scheme mask included, row L = ``<bos>``) is added, and each Viterbi step's ties to
 the lowest previous label, as numpy's argmax.
 
-Not shared with the training epoch (`structperc.train.epoch_kernels`) on purpose: training sums in
-float64 (its updates must equal the numpy reference epoch exactly) and tagging in float32 with
-16-label AVX steps (half the memory traffic: CoNLL-2000 test's Viterbi took 58 ms in float64 and takes
-25 ms, README "How it works"); one routine would cost one side its exactness or its speed.
+The first-order Viterbi step (`viterbi_step`, Viterbi 1967) is also the training epoch's
+(`structperc.train.epoch_kernels.viterbi_into`): one recursion, written once. Training sums in float64
+(its updates must equal the numpy reference epoch exactly) and tagging in float32 (half the memory
+traffic: CoNLL-2000 test's Viterbi took 58 ms in float64 and takes 25 ms, README "How it works"); the
+step is specialised by numba per dtype of ``delta`` (`_step16`, `_step8`, `_step4`, `_minus_inf`
+resolve to the float64 or float32 intrinsics at compile time), so each side keeps its own arithmetic.
+Every label's maximum is one addition per previous label and a strict compare, whatever the vector
+width, so the result does not depend on how labels are grouped into vectors.
 
 Every function is ``inline="always"``: numba inlines it into its caller's IR, so the caller compiles to
 the loop it had when the code was written out in place. A plain call between ``@njit`` functions is
@@ -39,9 +43,17 @@ at the Python boundary; nothing here checks bounds.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
-from structperc.compiled.intrinsics import viterbi_step4_f32, viterbi_step8_f32, viterbi_step16_f32
+from structperc.compiled.intrinsics import (
+    viterbi_step4,
+    viterbi_step4_f32,
+    viterbi_step8,
+    viterbi_step8_f32,
+    viterbi_step16,
+    viterbi_step16_f32,
+)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -122,32 +134,86 @@ def transition_table(XT, row, Wc, base, tr):
             tr[p, y] += base[p, y]
 
 
+def _step16(delta, back, tr, t, ti, y):
+    """Vectorized step of labels y..y+15 (`structperc.compiled.intrinsics`); compiled code only."""
+    raise NotImplementedError
+
+
+def _step8(delta, back, tr, t, ti, y):
+    """Vectorized step of labels y..y+7; compiled code only."""
+    raise NotImplementedError
+
+
+def _step4(delta, back, tr, t, ti, y):
+    """Vectorized step of labels y..y+3; compiled code only."""
+    raise NotImplementedError
+
+
+def _minus_inf(delta):
+    """-inf in ``delta``'s float type (the scalar step's starting maximum); compiled code only."""
+    raise NotImplementedError
+
+
+def _by_dtype(stub, f64, f32):
+    """Resolve ``stub`` at compile time to ``f64`` or ``f32`` by the dtype of its first argument:
+    training's float64 lattice and tagging's float32 one each get their own intrinsics."""
+
+    @overload(stub, inline="always")
+    def _impl(delta, back, tr, t, ti, y):
+        if isinstance(delta, types.Array) and delta.dtype == types.float64:
+            return lambda delta, back, tr, t, ti, y: f64(delta, back, tr, t, ti, y)
+        if isinstance(delta, types.Array) and delta.dtype == types.float32:
+            return lambda delta, back, tr, t, ti, y: f32(delta, back, tr, t, ti, y)
+        return None
+
+
+_by_dtype(_step16, viterbi_step16, viterbi_step16_f32)
+_by_dtype(_step8, viterbi_step8, viterbi_step8_f32)
+_by_dtype(_step4, viterbi_step4, viterbi_step4_f32)
+
+
+@overload(_minus_inf, inline="always")
+def _minus_inf_impl(delta):
+    if isinstance(delta, types.Array) and delta.dtype == types.float64:
+        return lambda delta: np.float64(-np.inf)
+    if isinstance(delta, types.Array) and delta.dtype == types.float32:
+        return lambda delta: np.float32(-np.inf)
+    return None
+
+
 @njit(cache=True, nogil=True, inline="always")
 def viterbi_step(delta, back, tr, t, ti, L):
     """``delta[t]`` (before the state scores) and ``back[t]`` from ``delta[t − 1]`` and the table
     ``tr[ti]`` (a stack of (L + 1, L) tables, or one): max over the previous label p of
-    ``delta[t − 1, p] + tr[ti, p, y]``, ties to the lowest p (as numpy's argmax).
+    ``delta[t − 1, p] + tr[ti, p, y]``, ties to the lowest p (as numpy's argmax): the recursion of
+    Viterbi (1967), for tagging and for training (Collins 2002) alike.
 
-    Vectors of 16 and 8 labels (`structperc.compiled.intrinsics`), a last vector ending at L for the
-    remainder (overlapping labels are recomputed to the same values); below 8 labels, 4, then scalar.
+    ``delta`` and ``tr`` are float32 (tagging) or float64 (training); numba compiles one version per
+    dtype, each with its own vector intrinsics and arithmetic. Vectors of 16 and 8 labels
+    (`structperc.compiled.intrinsics`), then the smallest vector (8 or 4) ending at L for the
+    remainder (overlapping labels are recomputed to the same values); below 8 labels, vectors of 4,
+    then scalar.
     """
     if L >= 8:
         y = 0
         while y + 16 <= L:
-            viterbi_step16_f32(delta, back, tr, t, ti, y)
+            _step16(delta, back, tr, t, ti, y)
             y += 16
-        if L - y > 8:  # 9..15 labels left: two vectors of 8, overlapping
-            viterbi_step8_f32(delta, back, tr, t, ti, y)
-        if y < L:
-            viterbi_step8_f32(delta, back, tr, t, ti, L - 8)
+        if L - y > 8:  # 9..15 labels left: a vector of 8, then the rest as below
+            _step8(delta, back, tr, t, ti, y)
+            y += 8
+        if L - y > 4:  # 5..8 left: a vector of 8 ending at L
+            _step8(delta, back, tr, t, ti, L - 8)
+        elif y < L:  # 1..4 left: a vector of 4 ending at L
+            _step4(delta, back, tr, t, ti, L - 4)
         return
     if L >= 4:  # 4..7 labels: one or two vectors of 4
-        viterbi_step4_f32(delta, back, tr, t, ti, 0)
+        _step4(delta, back, tr, t, ti, 0)
         if L > 4:
-            viterbi_step4_f32(delta, back, tr, t, ti, L - 4)
+            _step4(delta, back, tr, t, ti, L - 4)
         return
     for yy in range(L):  # L < 4
-        best = np.float32(-np.inf)
+        best = _minus_inf(delta)
         arg = 0
         for p in range(L):  # strict > keeps the lowest p on ties
             v = delta[t - 1, p] + tr[ti, p, yy]

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from structperc.errors import InputError
 from structperc.io.conll import CONLLU_COLUMNS
+from structperc.labels.constraints import transition_mask
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,9 @@ def get_task(name: str, **overrides) -> Task:
     if name not in TASKS:
         raise InputError(f"unknown task {name!r} (known: {', '.join(sorted(TASKS))})")
     return replace(TASKS[name], **{k: v for k, v in overrides.items() if v is not None})
+
+
+def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
+    """The transition mask and end penalties of ``task``'s scheme over ``labels`` (all zero when the
+    task is unconstrained): what training and decoding forbid (`structperc.labels.constraints`)."""
+    return transition_mask(labels, task.model_scheme if task.constrained else "none")

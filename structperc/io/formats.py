@@ -35,80 +35,34 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import zlib
-from dataclasses import dataclass
-from typing import IO, Any, Collection, Iterator, Sequence
+from typing import IO, Any, Iterator, Sequence
 
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.io.conll import is_conllu, iter_tagging_chunks
-from structperc.io.corpus import Corpus
-from structperc.io.parse import CONLLU_COLUMNS, split_fields
-from structperc.io.scan import RawLines
-from structperc.io.text import ASCII_WS, open_binary, read_pieces, source_name
+from structperc.io.conll import is_conllu
+from structperc.io.layout import Layout, TagChunk
+from structperc.io.parse import CONLLU_COLUMNS
+from structperc.io.registry import STREAM_FORMATS, format_of_line, input_format, stream_format
+from structperc.io.text import ASCII_WS, open_binary, source_name
 
-INPUT_FORMATS = ("auto", "conll", "conllu", "tokens", "text")
+__all__ = ["INPUT_FORMATS", "OUTPUT_FORMATS", "Layout", "TagChunk", "resolve", "check", "check_options",
+           "column_name", "default_output", "tagging_chunks", "write_chunk", "AUTO_HINT"]
+
+#: The input formats of a stream (the registry's, `structperc.io.registry`), ``auto`` first.
+INPUT_FORMATS = STREAM_FORMATS
 OUTPUT_FORMATS = ("conll", "conllu", "tokens", "jsonl")
-
-_DESCRIBED = {"conll": "CoNLL column", "conllu": "CoNLL-U", "tokens": "one-token-per-line",
-              "text": "one-sentence-per-line text"}
-_CONLLU_ID = re.compile(r"[0-9]+(?:[-.][0-9]+)?")
 #: How much of an input `auto` looks at, at most.
 _SNIFF_BYTES = 1 << 16
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What a model reads and predicts: its CoNLL columns (``_`` skips one), the optional trailing
-    ones (the gold tags), the token column, the column it predicts, the columns to read from CoNLL
-    or CoNLL-U input (None: all of them) and the columns it cannot tag without."""
-
-    columns: tuple[str, ...]
-    optional: tuple[str, ...]
-    token: str
-    tag: str
-    reads: frozenset[str] | None
-    needs: frozenset[str]
-
-    @classmethod
-    def of(cls, columns: Sequence[str], tag: str, token: str, reads: Collection[str] | None) -> "Layout":
-        """The layout of a model with these CoNLL ``columns`` predicting ``tag`` from ``token``,
-        reading ``reads`` from its input (None: every column; what it reads it needs)."""
-        optional = (tag,) if list(columns)[-1] == tag else ()
-        needs = frozenset(reads or ()) | {token}
-        return cls(tuple(columns), optional, token, tag, None if reads is None else frozenset(reads), needs)
-
-    def available(self, fmt: str) -> list[str]:
-        """The columns input of format ``fmt`` holds."""
-        if fmt == "conll":
-            return [c for c in self.columns if c != "_"]
-        if fmt == "conllu":
-            return list(CONLLU_COLUMNS)
-        return [self.token]
-
-
-@dataclass
-class TagChunk:
-    """Some sentences of one input: the corpus to tag, and how to write them back — the raw lines
-    (CoNLL, CoNLL-U, tokens) or the number of tokens of every input line, empty ones included
-    (text)."""
-
-    corpus: Corpus
-    fmt: str
-    raw: RawLines | None = None
-    line_tokens: list[int] | None = None
 
 
 # ------------------------------------------------------------------------------------ choosing
 def resolve(source: Any, fmt: str, layout: Layout) -> tuple[str, Any]:
     """The input format of ``source`` (``fmt``, or what `auto` finds) and the source to read: for
     `auto` on a stream (standard input), one that gives back what was looked at."""
-    if fmt not in INPUT_FORMATS:
-        raise InputError(f"unknown input format {fmt!r} (known: {', '.join(INPUT_FORMATS)})")
     if fmt != "auto":
-        return fmt, source
+        return stream_format(fmt).name, source
     if is_conllu(getattr(source, "name", source)):
         return "conllu", source
     if hasattr(source, "read") or str(source) == "-" or not os.path.isfile(source):
@@ -198,17 +152,7 @@ def _decide_lines(head: bytes, layout: Layout | None) -> str | None:
             continue  # a '#' line may be a comment of CoNLL-U or a token: the next line decides
         if layout is None:
             return "found"
-        fields = line.split("\t")
-        if len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]):
-            return "conllu"
-        width = len(split_fields(line))
-        if len(layout.columns) - len(layout.optional) <= width <= len(layout.columns):
-            return "conll"
-        if width == 1:
-            return "tokens"
-        # words that are not the model's columns, with no tab between them, for a model that reads the
-        # words alone: a sentence of plain text (a model reading more columns cannot tag text)
-        return "text" if "\t" not in line and layout.needs == {layout.token} else "conll"
+        return format_of_line(line, layout)  # the registry's entries, in order
     return None
 
 
@@ -225,8 +169,8 @@ def default_output(fmt: str) -> str:
 def check_options(input_format: str, output_format: str | None, nbest: int) -> None:
     """Refuse ``structperc tag`` options that cannot go together, before any work: an unknown input or
     output format, a negative ``nbest``, k-best lists in a format other than JSON lines."""
-    if input_format not in INPUT_FORMATS:
-        raise InputError(f"unknown input format {input_format!r} (known: {', '.join(INPUT_FORMATS)})")
+    if input_format != "auto":
+        stream_format(input_format)
     if output_format is not None and output_format not in OUTPUT_FORMATS:
         raise InputError(f"unknown output format {output_format!r} (known: {', '.join(OUTPUT_FORMATS)})")
     if nbest < 0:
@@ -248,7 +192,7 @@ def check(fmt: str, out_fmt: str, layout: Layout, name: str) -> None:
     if missing:
         several = len(missing) > 1
         raise InputError(f"the model reads column{'s' if several else ''} {', '.join(missing)}, which "
-                         f"{_DESCRIBED[fmt]} input lacks (it holds {', '.join(have)}): give "
+                         f"{input_format(fmt).described} input lacks (it holds {', '.join(have)}): give "
                          f"{'them' if several else 'it'} as CoNLL columns "
                          f"({' '.join(layout.columns)})", name)
 
@@ -257,7 +201,8 @@ def column_name(spec: str | int, fmt: str, layout: Layout) -> str:
     """The column ``spec`` names in input of ``fmt``: a name, or a 1-based column number (CoNLL:
     the model's columns, ``_`` ones included; CoNLL-U: its ten)."""
     if fmt not in ("conll", "conllu"):
-        raise InputError(f"a column of known tags needs CoNLL or CoNLL-U input, not {_DESCRIBED[fmt]} input")
+        raise InputError("a column of known tags needs CoNLL or CoNLL-U input, not "
+                         f"{input_format(fmt).described} input")
     columns = list(layout.columns) if fmt == "conll" else list(CONLLU_COLUMNS)
     text = str(spec)
     if text.isdigit():
@@ -273,42 +218,11 @@ def column_name(spec: str | int, fmt: str, layout: Layout) -> str:
 
 # ------------------------------------------------------------------------------------ reading
 def tagging_chunks(source: Any, fmt: str, layout: Layout, sentences: int = 20_000) -> Iterator[TagChunk]:
-    """``source`` in chunks of ``sentences`` sentences, read as ``fmt`` (not `auto`: see `resolve`)."""
-    if fmt == "text":
-        yield from _text_chunks(source, layout.token, sentences)
-        return
-    if fmt == "tokens":
-        columns, only = [layout.token], None
-    else:
-        columns, only = list(layout.columns), layout.reads
-    for corpus, raw in iter_tagging_chunks(source, columns, optional=layout.optional, only=only,
-                                           sentences=sentences, fmt=fmt):
-        yield TagChunk(corpus, fmt, raw=raw)
-
-
-def _text_chunks(source: Any, token: str, sentences: int) -> Iterator[TagChunk]:
-    name = source_name(source)
-    sents: list[list[str]] = []
-    numbers: list[int] = []
-    per_line: list[int] = []
-    for first, lines in read_pieces(source):
-        for number, line in enumerate(lines, first):
-            words = split_fields(line)
-            per_line.append(len(words))
-            if words:
-                sents.append(words)
-                numbers.append(number)
-                if len(sents) == sentences:
-                    yield _text_chunk(sents, numbers, per_line, token, name)
-                    sents, numbers, per_line = [], [], []
-    if per_line:
-        yield _text_chunk(sents, numbers, per_line, token, name)
-
-
-def _text_chunk(sents, numbers, per_line, token, name) -> TagChunk:
-    corpus = Corpus.from_sentences(sents, token_column=token, source=name)
-    corpus.sent_lines = np.asarray(numbers, dtype=np.int64)
-    return TagChunk(corpus, "text", line_tokens=per_line)
+    """``source`` in chunks of ``sentences`` sentences, read as ``fmt`` (not `auto`: see `resolve`) by
+    the registry's reader (`structperc.io.registry`)."""
+    chunks = stream_format(fmt).chunks
+    assert chunks is not None
+    yield from chunks(source, layout, sentences)
 
 
 # ------------------------------------------------------------------------------------ writing

@@ -369,7 +369,8 @@ def scan_piece(fmt: str, first: int, data: bytes | memoryview, want: Sequence[in
     begin = 3 if first == 1 and bytes(data[:3]) == b"\xef\xbb\xbf" else 0
     # a token per line at most; an exact bound, not len(data) / 2: numpy asks for transparent huge
     # pages on large arrays, so touching the start of a loosely sized array makes 2 MiB resident
-    cap = _kernel("count_byte")(arr, 10) + 1
+    newlines = _kernel("count_byte")(arr, 10)
+    cap = newlines + 1
     nw = len(want)
     codes = np.empty((nw, cap), dtype=np.int64)
     sent_len = np.empty(cap, dtype=np.int64)
@@ -391,11 +392,11 @@ def scan_piece(fmt: str, first: int, data: bytes | memoryview, want: Sequence[in
         if fmt == "conllu":
             status = _kernel("scan_conllu")(arr, words, lead, want_arr, codes, beg, end, sent_len,
                                            sent_line, scan, interner.table, interner.ent,
-                                           interner.arena, interner.state)
+                                           interner.arena, interner.state, newlines=newlines)
         else:
             status = _kernel("scan_columns")(arr, want_arr, codes, beg, end, sent_len, sent_line,
                                             sent_tab, scan, interner.table, interner.ent,
-                                            interner.arena, interner.state)
+                                            interner.arena, interner.state, newlines=newlines)
         if status != _GROW:
             break
         interner.grow()

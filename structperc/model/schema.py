@@ -55,10 +55,10 @@ from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
-from structperc.features.task import Task
+from structperc.features.task import Task, masks
 from structperc.features.templates import parse_templates
 from structperc.features.variety import AccessorVariety
-from structperc.labels import LabelSet, transition_mask
+from structperc.labels import LabelSet
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.archive import (
     FORMAT_VERSION,
@@ -144,12 +144,6 @@ class Model:
     def temperature(self) -> float:
         """τ of p(path) ∝ exp(score / τ): the calibrated one, else 1."""
         return float(self.calibration["temperature"]) if self.calibration else 1.0
-
-
-def masks(labels: list[str], task: Task) -> tuple[np.ndarray, np.ndarray]:
-    """The transition mask and end penalties of ``task``'s scheme over ``labels`` (all zero when the
-    task is unconstrained)."""
-    return transition_mask(labels, task.model_scheme if task.constrained else "none")
 
 
 #: The key of each kind of learnt dictionary in ``extra`` (a model may hold several: `Dictionaries`).

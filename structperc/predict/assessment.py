@@ -1,6 +1,6 @@
 """What a tagger says about its own output: scores on gold data, and probabilities — marginals, k-best
 lists, sequence probabilities and the calibration of their temperature — each one call into
-`structperc.train.run` or `structperc.predict` (kept out of `Tagger`, which keeps training, prediction
+`structperc.metrics` or `structperc.predict` (kept out of `Tagger`, which keeps training, prediction
 and persistence)."""
 from __future__ import annotations
 

@@ -120,7 +120,6 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
     """The app serving ``table``'s models within ``limits``."""
     limits = limits or serving.Limits()
     service = Service(table, limits)
-    errors: dict[int | str, dict[str, Any]] = {status: {"model": Error} for status in (400, 404, 413, 422)}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -132,6 +131,18 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
                   description="Sequence tagging with the averaged structured perceptron: tag sentences, "
                               "segment Chinese text. Each request is one document.")
     app.state.service = service
+    _answer_errors(app)
+    _endpoints(app, service)
+    if STATIC.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
+    return app
+
+
+def _answer_errors(app: FastAPI) -> None:
+    """Every error as ``{"error": "<one line>"}`` with its status (the contract of the module
+    docstring); an unexpected one is logged and answered 500, and the server goes on."""
 
     @app.exception_handler(serving.RequestError)
     async def _refused(request: Request, exc: serving.RequestError) -> JSONResponse:
@@ -172,6 +183,12 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return _error(500, f"internal error ({type(exc).__name__}); the server goes on")
 
+
+def _endpoints(app: FastAPI, service: Service) -> None:
+    """The endpoints, each one call to ``service`` (or its model table) and the web page."""
+    table = service.table
+    errors: dict[int | str, dict[str, Any]] = {status: {"model": Error} for status in (400, 404, 413, 422)}
+
     @app.get("/health", summary="Liveness")
     async def health() -> dict[str, str]:
         return {"status": "ok"}
@@ -191,9 +208,3 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
-
-    if STATIC.is_dir():
-        app.mount("/static", StaticFiles(directory=STATIC), name="static")
-
-    app.add_middleware(BodyLimit, max_bytes=limits.max_body_bytes)
-    return app

@@ -182,33 +182,33 @@ def tag_documents(served: Served, documents: Sequence[list[list[Any]]], *, margi
     and answer each: ``tokens`` and ``tags`` per sentence, ``spans`` for span tasks, with
     ``marginals`` each tag's probability (``confidence``) and distribution (``marginals``), with
     ``nbest`` the k best paths. Documents are kept out of each other's document-level window."""
-    from structperc.predict import apart, document_window, tag_corpus
+    from structperc import predict
 
     tagger = served.tagger
     model = tagger.model_
-    flat, starts = apart(documents, document_window(model))
-    corpus = to_corpus(flat, None, model.task, need_tags=False, reads=tagger.reads(),
-                       token_columns=set(model.features.columns), unknown=None)
-    tagged = tag_corpus(model, corpus, confidence=marginals, distributions=marginals, k=nbest)
-    ptr = corpus.sent_ptr.tolist()
+
+    def corpus_of(flat: list[list[Any]]) -> Any:
+        return to_corpus(flat, None, model.task, need_tags=False, reads=tagger.reads(),
+                         token_columns=set(model.features.columns), unknown=None)
+
+    done = predict.tag_documents(model, documents, corpus_of, confidence=marginals, distributions=marginals,
+                                 k=nbest)
+    corpus, tagged, ptr = done.corpus, done.tagged, done.corpus.sent_ptr
     token = model.task.token_column
-    words = corpus.columns[token if token in corpus.columns else served.columns[0]]
-    conf = tagged.confidence.tolist() if tagged.confidence is not None else None
-    dist = tagged.marginals.tolist() if tagged.marginals is not None else None
-    names = tagged.marginal_tags or []
+    words = predict.by_sentence(corpus.columns[token if token in corpus.columns else served.columns[0]], ptr)
+    sentence_tags = tagged.sentence_tags(ptr)
+    conf, dist = tagged.sentence_confidence(ptr), tagged.sentence_marginals(ptr)
     scheme = model.task.scheme if model.task.metric == "span" else None
     out = []
-    for doc, start in zip(documents, starts):
-        sents = range(start, start + len(doc))
-        result: dict[str, Any] = {"model": served.name,
-                                  "tokens": [words[ptr[s]:ptr[s + 1]] for s in sents],
-                                  "tags": [tagged.tags[ptr[s]:ptr[s + 1]] for s in sents]}
+    for sents in done.sentences:
+        result: dict[str, Any] = {"model": served.name, "tokens": [words[s] for s in sents],
+                                  "tags": [sentence_tags[s] for s in sents]}
         if scheme is not None:
             result["spans"] = [[{"start": a, "end": b, "type": t} for a, b, t in spans(tags, scheme)]
                                for tags in result["tags"]]
         if conf is not None and dist is not None:
-            result["confidence"] = [conf[ptr[s]:ptr[s + 1]] for s in sents]
-            result["marginals"] = [[dict(zip(names, row)) for row in dist[ptr[s]:ptr[s + 1]]] for s in sents]
+            result["confidence"] = [conf[s] for s in sents]
+            result["marginals"] = [dist[s] for s in sents]
         if tagged.nbest is not None:
             result["nbest"] = [[{"tags": tags, "score": score, "probability": p}
                                 for tags, score, p in tagged.nbest[s]] for s in sents]

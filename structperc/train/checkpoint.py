@@ -36,7 +36,8 @@ from structperc.features.task import Task
 from structperc.model.archive import load_archive, save_archive
 from structperc.model.state_weights import FeatureSet, all_pairs
 from structperc.model.weights import Weights
-from structperc.train.perceptron import UPDATE_DEFAULTS, PerceptronState
+from structperc.train.state import PerceptronState
+from structperc.train.trainer import UPDATE_DEFAULTS
 
 CHECKPOINT = "checkpoint.zip"
 #: The sparse layout's number in a checkpoint's metadata (`load_checkpoint` reads layout 1, dense, too).

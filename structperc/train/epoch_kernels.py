@@ -25,7 +25,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from structperc.compiled.intrinsics import prefetch, viterbi_step4, viterbi_step8
+from structperc.compiled.intrinsics import prefetch
+from structperc.decode.score_kernels import viterbi_step
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`): C-contiguous
 #: arrays of exactly these dtypes, which `structperc.train.perceptron` guarantees.
@@ -144,31 +145,16 @@ def viterbi_into(state, trans, per_token, end, path, T, delta, back):
     ``back`` int32, C-contiguous, ``L`` columns, at least ``T`` rows): training reuses them for
     every sentence.
 
-    Labels go eight, then four at a time through vectorized steps (`structperc.compiled.intrinsics`), the
-    rest one at a time; every path computes the same sums in the same order with the same
-    tie-breaking (lowest previous label), so the result does not depend on L's remainder.
+    The step from position t − 1 to t is tagging's (`structperc.decode.score_kernels.viterbi_step`,
+    Viterbi 1967), compiled here for float64: one recursion for training and decoding. Its vectors
+    of 16, 8 and 4 labels compute, per label, the sums and the tie-breaking (lowest previous label)
+    of the scalar loop, so the result does not depend on L or on how labels are grouped.
     """
     L = state.shape[1]
     for y in range(L):
         delta[0, y] = state[0, y] + trans[0, L, y]
-    L8 = L - L % 8
-    L4 = L - L % 4
     for t in range(1, T):
-        ti = t if per_token else 0
-        for y in range(0, L8, 8):
-            viterbi_step8(delta, back, trans, t, ti, y)
-        if L4 > L8:
-            viterbi_step4(delta, back, trans, t, ti, L8)
-        for y in range(L4, L):
-            best = -np.inf
-            arg = 0
-            for p in range(L):  # strict > keeps the lowest p on ties
-                s = delta[t - 1, p] + trans[ti, p, y]
-                if s > best:
-                    best = s
-                    arg = p
-            delta[t, y] = best
-            back[t, y] = arg
+        viterbi_step(delta, back, trans, t, t if per_token else 0, L)
         for y in range(L):
             delta[t, y] += state[t, y]
     best = -np.inf

@@ -35,9 +35,10 @@ counter and, at a common counter c̄ + n_max, the average W_i − U_i/c is linea
 that ran out of sentences adds nothing to U_i, which is holding its last weights). Hence: one shard
 is the plain trainer bit for bit, and N identical shards are one shard.
 
-The mixing arithmetic is in float64 (W is float32) as ``x_0 + Σ_{i≥1} k_i (x_i − x_0) / K`` with
-integer k_i (1 each, or the mistakes) and K = Σ k: the same value whichever process or block computes
-it, and exactly x_0 where every shard agrees (N copies of one shard mix to that shard, bit for bit).
+The mixing arithmetic (`structperc.train.mixing_arithmetic`) is in float64 (W is float32) as
+``x_0 + Σ_{i≥1} k_i (x_i − x_0) / K`` with integer k_i (1 each, or the mistakes) and K = Σ k: the
+same value whichever process or block computes it, and exactly x_0 where every shard agrees (N
+copies of one shard mix to that shard, bit for bit).
 
 Default mixing (`DEFAULT_MIXING`): uniform. Measured on CoNLL-2000 chunking (default template, 10
 epochs), best F1 on a held-out 10 % of train.txt (``--dev-split 0.1``, refit off; test.txt unused),
@@ -54,6 +55,10 @@ noisiest: a shard that happened to err more in an epoch pulls the mix towards it
 no gain to show, the simpler mixing is the default: every shard counts alike in every epoch, and the
 averaged weights are the plain mean of the shards' trajectories.
 
+Training. `ParameterMixing` is this module's `structperc.train.trainer.Trainer` (the one signature
+of every trainer; `Mixing` in its options says how many shards, how to mix and where the shards
+run); `train_mixed` is its keyword face.
+
 References
 ----------
 R. McDonald, K. Hall and G. Mann. Distributed training strategies for the structured perceptron.
@@ -62,7 +67,7 @@ M. Collins. Discriminative training methods for hidden Markov models. EMNLP 2002
 """
 from __future__ import annotations
 
-import time
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -70,24 +75,22 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.index import Features
+from structperc.features.instances import Instances
 from structperc.model.weights import Weights
-from structperc.train.perceptron import (
-    EpochInputs,
-    EpochReport,
-    PerceptronState,
-    _result,
-    end_of_epoch,
-    epoch_inputs,
-    margin_hyperparameters,
-    run_epoch,
-)
+from structperc.train.mixing_arithmetic import BLOCK as BLOCK
+from structperc.train.mixing_arithmetic import accumulate_mix, finish_mix
+from structperc.train.mixing_arithmetic import mix as mix
+from structperc.train.mixing_arithmetic import mix_rows as mix_rows
+from structperc.train.mixing_arithmetic import row_positions as row_positions
+from structperc.train.perceptron import EpochInputs, epoch_inputs, run_epoch
+from structperc.train.reports import EpochReport
+from structperc.train.state import PerceptronState
+from structperc.train.trainer import Mixing, TrainOptions, Update, epoch_loop, finish, training_data
 
 MIXINGS = ("uniform", "mistakes")
 DEFAULT_MIXING = "uniform"
 #: The arrays of a trainer state that training changes and mixing combines.
 MIXED = ("W", "U", "Wt", "Ut", "Wc", "Uc")
-#: Elements mixed at a time (float64 temporaries stay in cache).
-BLOCK = 1 << 15
 
 
 def shard_bounds(sent_ptr: np.ndarray, n_shards: int) -> np.ndarray:
@@ -210,129 +213,6 @@ def mixing_numerators(mistakes: Sequence[int], mixing: str) -> list[int]:
     return [1] * len(mistakes)
 
 
-class _Scratch:
-    """Work buffers of one block of `mix` (allocated once per call: a numpy temporary per block
-    would be an mmap/munmap pair and fresh page faults each time under the CLI's malloc settings)."""
-
-    def __init__(self, n: int):
-        self.ref, self.acc, self.tmp = np.empty(n), np.empty(n), np.empty(n)
-        self.moved, self.same, self.eq = np.empty(n, dtype=bool), np.empty(n, dtype=bool), np.empty(n, dtype=bool)
-
-    def accumulate(self, acc: np.ndarray, ki: int, x: np.ndarray, ref: np.ndarray) -> None:
-        """``acc += ki·(x − ref)`` in float64 (``x`` of any float dtype)."""
-        t = self.tmp[:len(acc)]
-        np.subtract(x, ref, out=t, dtype=np.float64)
-        np.multiply(t, ki, out=t)
-        np.add(acc, t, out=acc)
-
-    def finish(self, ref: np.ndarray, acc: np.ndarray, K: float) -> np.ndarray:
-        """``ref + acc / K`` where ``acc`` is not 0, else ``ref`` exactly (in place of ``ref``)."""
-        m = len(ref)
-        t, moved = self.tmp[:m], self.moved[:m]
-        np.not_equal(acc, 0, out=moved)
-        np.divide(acc, K, out=t)
-        np.add(ref, t, out=t)
-        np.copyto(ref, t, where=moved)
-        return ref
-
-
-def _mix_kernels(dtype: np.dtype) -> tuple[Callable, Callable, Callable] | None:
-    """The compiled steps of `mix` for float32 or float64 arrays (the ahead-of-time build, else numba's
-    JIT), or None for another dtype (the numpy steps then)."""
-    if dtype not in (np.float32, np.float64):
-        return None
-    from structperc.compiled import loader
-
-    suffix = "f4" if dtype == np.float32 else "f8"
-    names = (f"mix_accumulate_{suffix}", f"mix_finish_{suffix}", f"mix_write_{suffix}")
-    found = [f for f in (loader.aot(name) for name in names) if f is not None]
-    if len(found) < len(names):
-        from structperc.train import epoch_kernels
-
-        found = [getattr(epoch_kernels, name) for name in names]
-    return found[0], found[1], found[2]
-
-
-def mix(parts: Sequence[np.ndarray], k: Sequence[int], outs: Sequence[np.ndarray], lo: int = 0,
-        hi: int | None = None, compiled: bool = True) -> None:
-    """Write ``Σ_i k_i·parts[i] / Σk`` over flat elements ``lo:hi`` into every array of ``outs``
-    (which may be among ``parts``), computed as described in the module docstring: float64,
-    ``x_0 + Σ_{i≥1} k_i (x_i − x_0) / K``, and x_0 itself where that sum is 0.
-
-    Where every part holds the same bits as ``parts[0]`` (a weight no shard changed: most of them
-    late in training) nothing is written: ``outs`` among ``parts`` already hold the result, and a
-    write would cost memory bandwidth, the price of mixing. Each step runs in one compiled pass over
-    a block (``compiled``, default; else numpy's passes, the same bits)."""
-    flat = [p.reshape(-1) for p in parts]
-    dest = [o.reshape(-1) for o in outs]
-    hi = len(flat[0]) if hi is None else hi
-    K = float(sum(k))
-    work = _Scratch(min(BLOCK, max(hi - lo, 0)))
-    bits = np.dtype(f"u{flat[0].dtype.itemsize}")
-    skip = all(any(o is p for p in parts) for o in outs)  # outs hold their part's value already
-    kernels = _mix_kernels(flat[0].dtype) if compiled and all(x.dtype == flat[0].dtype for x in flat) and \
-        all(o.dtype == flat[0].dtype for o in dest) else None
-    for a in range(lo, hi, BLOCK):
-        b = min(a + BLOCK, hi)
-        ref, acc, same, eq = work.ref[:b - a], work.acc[:b - a], work.same[:b - a], work.eq[:b - a]
-        acc.fill(0.0)
-        same.fill(True)
-        if kernels is not None:
-            accumulate, finish, write = kernels
-            same_u1 = same.view(np.uint8)
-            x0 = flat[0][a:b]
-            for ki, x in zip(k[1:], flat[1:]):
-                accumulate(acc, same_u1, float(ki), x[a:b], x0, x[a:b].view(bits), x0.view(bits))
-            finish(acc, K, x0, ref)
-            if not skip or not same.all():
-                for o in dest:
-                    write(o[a:b], ref, same_u1, 0 if skip else 1)
-            continue
-        np.copyto(ref, flat[0][a:b])
-        for ki, x in zip(k[1:], flat[1:]):
-            np.equal(x[a:b].view(bits), flat[0][a:b].view(bits), out=eq)
-            np.logical_and(same, eq, out=same)
-            if ki:
-                work.accumulate(acc, ki, x[a:b], ref)
-        work.finish(ref, acc, K)
-        if not skip:
-            for o in dest:
-                o[a:b] = ref
-        elif not same.all():
-            np.logical_not(same, out=eq)
-            for o in dest:
-                np.copyto(o[a:b], ref, casting="same_kind", where=eq)
-
-
-def row_positions(ptr: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The flat positions of rows ``rows`` of a row-compressed array with offsets ``ptr``."""
-    counts = ptr[rows + 1] - ptr[rows]
-    return np.repeat(ptr[rows] - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
-
-
-def mix_rows(blocks: Sequence[dict[str, np.ndarray]], k: Sequence[int], ptr: np.ndarray, rows: np.ndarray,
-             trans_rows: np.ndarray, part: int = 0, parts: int = 1, chunk: int = 1 << 14) -> None:
-    """`mix` of the state pairs of attributes ``rows`` and the transition slices ``trans_rows`` only
-    (share ``part`` of ``parts``), written into every block: the rows no shard changed hold the
-    same value in every block, which `mix` would give back unchanged, so the result is the dense
-    mixing's, bit for bit, at the cost of the rows that moved."""
-    cond_ptr = np.arange(blocks[0]["Wc"].shape[0] + 1, dtype=np.int64) * int(np.prod(blocks[0]["Wc"].shape[1:]))
-    for names, offsets, ids in ((("W", "U"), ptr, rows), (("Wc", "Uc"), cond_ptr, trans_rows)):
-        mine = ids[len(ids) * part // parts:len(ids) * (part + 1) // parts]
-        for a in range(0, len(mine), chunk):
-            pos = row_positions(offsets, mine[a:a + chunk])
-            for name in names:
-                flat = [b[name].reshape(-1) for b in blocks]
-                gathered = [x[pos] for x in flat]
-                mix(gathered, k, gathered[:1])
-                for x in flat:
-                    x[pos] = gathered[0]
-    for name in ("Wt", "Ut"):  # (L + 1) x L: small, mixed whole
-        n = blocks[0][name].size
-        arrays = [b[name] for b in blocks]
-        mix(arrays, k, arrays, n * part // parts, n * (part + 1) // parts)
-
-
 class SerialShards:
     """The shards run one after another in this process, on ``state``'s own arrays (tests, and more
     shards than cores): the same arithmetic as `structperc.train.workers.ProcessShards`, so the same
@@ -364,35 +244,81 @@ class SerialShards:
             ki = 1 if mixing == "uniform" else results[-1].mistakes  # all 0: nothing moved anyway
             if ki:
                 for name in MIXED:
-                    _accumulate(acc[name], ki, work[name], mixed[name])
+                    accumulate_mix(acc[name], ki, work[name], mixed[name])
         del work, start
         k = mixing_numerators([r.mistakes for r in results], mixing)
         K = float(sum(k))
         for name in MIXED:
-            _finish_mix(mixed[name], acc[name], K)
+            finish_mix(mixed[name], acc[name], K)
         return results
 
 
-def _accumulate(acc: np.ndarray, ki: int, x: np.ndarray, ref: np.ndarray) -> None:
-    """``acc += ki·(x − ref)`` over whole arrays, a block at a time (as `mix` does it)."""
-    a_, x_, r_ = acc.reshape(-1), x.reshape(-1), ref.reshape(-1)
-    work = _Scratch(min(BLOCK, len(a_)))
-    for a in range(0, len(a_), BLOCK):
-        b = min(a + BLOCK, len(a_))
-        r = work.ref[:b - a]
-        np.copyto(r, r_[a:b])
-        work.accumulate(a_[a:b], ki, x_[a:b], r)
+class ParameterMixing:
+    """Iterative parameter mixing (McDonald, Hall & Mann 2010) as a `structperc.train.trainer.Trainer`:
+    every epoch each shard of ``options.mixing`` runs one epoch of `structperc.train.perceptron.Perceptron`
+    (the same update rule) from the mixed weights, and the results are mixed (see the module
+    docstring). The same dev scoring, best epoch, checkpoints (``on_epoch_end`` receives the mixed
+    state) and reports (the shards' mistakes summed); ``progress`` hears of whole epochs only. A
+    resumed state must come from a mixed run with the same shards and mixing (the caller's
+    checkpoint fingerprint says so).
+
+    Without ``data`` (None), the shards are made elsewhere and the runner runs them where they are
+    (Dask workers that read and featurized their own parts: `structperc.dask.parts`): then
+    ``options.mixing`` gives the shards, their runner and the run's totals."""
+
+    def train(self, data: Instances | None, state: PerceptronState,
+              options: TrainOptions) -> tuple[Weights, int]:
+        shards = options.mixing
+        if shards is None:
+            raise ValueError("parameter mixing needs its options (TrainOptions.mixing)")
+        how = DEFAULT_MIXING if shards.mixing is None else shards.mixing
+        if how not in MIXINGS:
+            raise InputError(f"unknown mixing {how!r} (one of {', '.join(MIXINGS)})")
+        parts, options, (n_sent, n_tok) = _shards(data, state, options)
+        progress = options.progress
+        with _shard_runner(parts, state, shards) as run:
+            def epoch() -> tuple[int, int, int]:
+                if progress is not None:
+                    progress(0, n_sent)
+                results = run.epoch(state.epoch + 1, how)
+                state.c = max(r.c for r in results)
+                state.rng_state = {}
+                if progress is not None:
+                    progress(n_sent, n_sent)
+                return (sum(r.mistakes for r in results), sum(r.token_errors for r in results),
+                        sum(r.skipped for r in results))
+            epoch_loop(state, options, n_sent, n_tok, epoch)
+        return finish(state, options)
 
 
-def _finish_mix(ref: np.ndarray, acc: np.ndarray, K: float) -> None:
-    """``ref += acc / K`` where ``acc`` is not 0 (as `mix` does it)."""
-    r_, a_ = ref.reshape(-1), acc.reshape(-1)
-    work = _Scratch(min(BLOCK, len(r_)))
-    for a in range(0, len(r_), BLOCK):
-        b = min(a + BLOCK, len(r_))
-        r = work.ref[:b - a]
-        np.copyto(r, r_[a:b])
-        r_[a:b] = work.finish(r, a_[a:b], K)
+def _shards(data: Instances | None, state: PerceptronState,
+            options: TrainOptions) -> tuple[list[Shard], TrainOptions, tuple[int, int]]:
+    """The shards of a mixed run, its options with the checked masks, and its (sentences, tokens)."""
+    how = options.mixing
+    assert how is not None
+    if data is None:
+        if isinstance(how.shards, int) or how.runner is None or how.totals is None:
+            raise ValueError("without features, give the shards, their runner and the totals")
+        mask = np.ascontiguousarray(options.mask, dtype=np.float64)
+        end = np.ascontiguousarray(options.end, dtype=np.float64)
+        return how.shards, dataclasses.replace(options, mask=mask, end=end), how.totals
+    inputs = epoch_inputs(data.feats, data.y, state, options.mask, options.end, data.allowed, None,
+                          options.update.hyperparameters())
+    parts = make_shards(inputs, how.shards, options.seed, options.shuffle) if isinstance(how.shards, int) \
+        else how.shards
+    return parts, dataclasses.replace(options, mask=inputs.mask, end=inputs.end), (inputs.n_sent, inputs.n_tok)
+
+
+def _shard_runner(parts: list[Shard], state: PerceptronState, how: Mixing) -> Any:
+    """The runner of the shards' epochs: ``how.runner``'s, else one worker process per shard
+    (`structperc.train.workers.ProcessShards`), else `SerialShards`."""
+    if how.runner is not None:
+        return how.runner(parts, state)
+    if how.processes:
+        from structperc.train.workers import ProcessShards
+
+        return ProcessShards(parts, state, how.start_method, how.sparse)
+    return SerialShards(parts, state)
 
 
 def train_mixed(
@@ -424,59 +350,14 @@ def train_mixed(
     runner: Callable[[list[Shard], PerceptronState], Any] | None = None,
     totals: tuple[int, int] | None = None,
 ) -> tuple[Weights, int]:
-    """`structperc.train.perceptron.train_perceptron` by iterative parameter mixing over ``shards``
-    shards (see the module docstring): the same arguments, dev scoring, best epoch, checkpoints
-    (``on_epoch_end`` receives the mixed state) and reports (the shards' mistakes summed).
-
-    ``processes`` runs one worker process per shard (`structperc.train.workers.ProcessShards`,
-    ``start_method`` "fork" or "spawn", default fork where there is one), else the shards run in
-    turn in this process; both give the same weights bit for bit, as does ``sparse`` (the workers
-    mix only the rows an epoch changed, `mix_rows`: on one machine no faster than mixing every
-    weight, as gathering scattered rows costs what streaming whole arrays does; the piece a driver
-    that sends weights over a network needs). ``runner`` makes another runner of the shards'
-    epochs from (shards, state), a context manager with ``epoch(epoch, mixing)`` (a Dask cluster:
-    `structperc.dask.training.dask_runner`). ``progress`` hears of whole epochs
-    only. A resumed ``state`` must come from a mixed run with the same shards and mixing (the caller's
-    checkpoint fingerprint says so).
-
-    Without ``feats`` and ``y`` (None), ``shards`` are made elsewhere and ``runner`` runs them where they
-    are (Dask workers that read and featurized their own parts: `structperc.dask.parts`);
-    ``totals`` is then the run's (sentences, tokens).
+    """`ParameterMixing` with its options as keywords: `structperc.train.perceptron.train_perceptron`'s,
+    and `structperc.train.trainer.Mixing`'s (``shards``, ``mixing``, ``processes``, ``start_method``,
+    ``sparse``, ``runner``, ``totals``). Without ``feats`` and ``y`` (None), ``shards`` are made
+    elsewhere and ``runner`` runs them where they are; ``totals`` is then the run's (sentences, tokens).
     """
-    if mixing not in MIXINGS:
-        raise InputError(f"unknown mixing {mixing!r} (one of {', '.join(MIXINGS)})")
-    if feats is None or y is None:
-        if isinstance(shards, int) or runner is None or totals is None:
-            raise ValueError("without features, give the shards, their runner and the totals")
-        mask, end = np.ascontiguousarray(mask, dtype=np.float64), np.ascontiguousarray(end, dtype=np.float64)
-        parts, (n_sent, n_tok) = shards, totals
-    else:
-        inputs = epoch_inputs(feats, y, state, mask, end, allowed, values,
-                              margin_hyperparameters(margin, step, C))
-        mask, end = inputs.mask, inputs.end
-        parts = make_shards(inputs, shards, seed, shuffle) if isinstance(shards, int) else shards
-        n_sent, n_tok = inputs.n_sent, inputs.n_tok
-    if runner is not None:
-        shards_run = runner(parts, state)
-    elif processes:
-        from structperc.train.workers import ProcessShards
-
-        shards_run = ProcessShards(parts, state, start_method, sparse)
-    else:
-        shards_run = SerialShards(parts, state)
-    with shards_run as run:
-        while state.epoch < epochs:
-            started = time.perf_counter()
-            if progress is not None:
-                progress(0, n_sent)
-            results = run.epoch(state.epoch + 1, mixing)
-            state.c = max(r.c for r in results)
-            state.epoch += 1
-            state.rng_state = {}
-            if progress is not None:
-                progress(n_sent, n_sent)
-            report = EpochReport(state.epoch, epochs, sum(r.mistakes for r in results),
-                                 sum(r.token_errors for r in results), n_sent, n_tok,
-                                 time.perf_counter() - started, skipped=sum(r.skipped for r in results))
-            end_of_epoch(state, report, mask, end, dev_score, dev_rows, on_epoch_end, callback)
-    return _result(state, mask, end, consume)
+    how = Mixing(shards, mixing, processes, start_method, sparse, runner, totals)
+    options = TrainOptions(mask, end, epochs=epochs, seed=seed, shuffle=shuffle, update=Update(step, margin, C),
+                           mixing=how, dev_score=dev_score, dev_rows=dev_rows, callback=callback,
+                           on_epoch_end=on_epoch_end, consume=consume, progress=progress)
+    data = None if feats is None or y is None else training_data(feats, y, allowed, values)
+    return ParameterMixing().train(data, state, options)

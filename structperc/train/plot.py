@@ -6,7 +6,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from structperc.errors import StructpercError
-from structperc.train.perceptron import EpochReport
+from structperc.train.reports import EpochReport
 
 
 def require_matplotlib():

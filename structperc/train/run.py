@@ -2,6 +2,9 @@
 
 One run (`train_model`): instances from the pipeline, a fresh (or resumed) perceptron state over the
 chosen feature set, the trainer with dev scoring, checkpoints and progress, and a `Model` out.
+`run_trainer` makes the run's one `structperc.train.trainer.TrainOptions` and calls the trainer they
+choose once (`structperc.train.trainer.trainer_for`: the perceptron of Collins 2002 with its update
+rule, its second-order twin, or iterative parameter mixing); no trainer's arguments are plumbed here.
 `fit` adds model selection on a held-out split of the training data (``dev_split``), and
 `continue_training` grows a saved model with new data (continued training).
 """
@@ -17,13 +20,9 @@ from typing import Any, Callable
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.features.ambiguity import AmbiguityClasses, AmbiguityLearner
-from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
-from structperc.features.clusters import ClusterLearner, ClusterMap, read_paths
-from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, combined, fold_assignment, jackknifed
-from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.dictionary import ColumnDictionary, fold_assignment
 from structperc.features.forking import forked_map
-from structperc.features.gazetteer import FOLD_BLOCK, GAZ_COLUMN, STAGE_COLUMN, Gazetteer, GazetteerLearner
+from structperc.features.gazetteer import FOLD_BLOCK, STAGE_COLUMN
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.instances import (
     Instances,
@@ -31,35 +30,31 @@ from structperc.features.instances import (
     data_tags,
     extended_instances,
     hidden_tags,
-    model_tags,
     split_tags,
-    template_columns,
     training_instances,
 )
 from structperc.features.stacking import first_stage_lines, majority_types, reads_stage_column, tag_types
-from structperc.features.tagdict import TagDictionary
-from structperc.features.task import Task
+from structperc.features.task import Task, masks
 from structperc.io.corpus import Corpus
-from structperc.labels import LabelSet
 from structperc.metrics import task_score
-from structperc.model.schema import Model, masks
+from structperc.model.schema import Model
 from structperc.model.weights import Weights
 from structperc.predict import best_ids, calibrate, with_first_stage
-from structperc.train.config import check_order, mixing_scale, order_of
+from structperc.train.config import mixing_scale, order_of, validate
+from structperc.train.dictionaries import dictionary_learner as dictionary_learner
+from structperc.train.dictionaries import learnt_dictionary as learnt_dictionary
+from structperc.train.dictionaries import learnt_tag_dictionary
 from structperc.train.mixing import Shard
-from structperc.train.perceptron import (
-    UPDATE_DEFAULTS,
-    EpochReport,
-    PerceptronState,
-    partial_sentences,
-    train_perceptron,
-)
+from structperc.train.perceptron import partial_sentences
+from structperc.train.reports import EpochReport
+from structperc.train.state import PerceptronState
+from structperc.train.trainer import Mixing, TrainOptions, Update, trainer_for
 from structperc.version import __version__
 
 Callback = Callable[[EpochReport], None]
 #: Receives (sentences done, sentences) during an epoch (a live progress bar).
 Progress = Callable[[int, int], None]
-#: Runs the shards' epochs of parameter mixing elsewhere (`structperc.train.mixing.train_mixed`'s
+#: Runs the shards' epochs of parameter mixing elsewhere (`structperc.train.trainer.Mixing`'s
 #: ``runner``; `structperc.dask.training.dask_runner` makes one for a Dask cluster).
 Runner = Callable[[list[Shard], PerceptronState], Any]
 
@@ -107,65 +102,13 @@ def sources(X: Any, corpus: Corpus) -> list[dict]:
 
 def compact_features(feats: Features) -> tuple[Features, np.ndarray]:
     """``feats`` with its state attribute ids renumbered densely, and the sorted original ids: the
-    rows of the weights that scoring this data reads (see `train_perceptron`'s ``dev_rows``)."""
+    rows of the weights that scoring this data reads (see `structperc.train.trainer.TrainOptions`'s ``dev_rows``)."""
     known = feats.state >= 0
     rows, inverse = np.unique(feats.state[known], return_inverse=True)
     state = np.full(feats.state.shape, -1, dtype=np.int32)
     state[known] = inverse.ravel()
     return Features(state, feats.trans, feats.sent_ptr, feats.values), rows.astype(np.int64)
 
-
-
-def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], base: ColumnDictionary | None,
-                       unknown_tag: str | None = "?", clusters: str | os.PathLike | ClusterMap | None = None) \
-        -> DictionaryLearner | None:
-    """The learner of a tagger's dictionaries, each when its templates read its columns (or, when
-    training continues, when the model ``base`` has one): NER's gazetteer, the ambiguity classes
-    (``amb``, ``lamb``), and word clusters from the ``clusters`` file (``clu*``); several at once are
-    one `Learners`."""
-    reads = template_columns(template_lines)
-    old = dictionary_parts(base)
-    learners: list[DictionaryLearner] = []
-    gazetteer = next((p for p in old if isinstance(p, Gazetteer)), None)
-    if gazetteer is not None or (base is None and task.gazetteer and GAZ_COLUMN in reads):
-        learners.append(GazetteerLearner(corpus, task.token_column, task.tag_column, task.scheme, gazetteer,
-                                         columns=reads))
-    classes = next((p for p in old if isinstance(p, AmbiguityClasses)), None)
-    if classes is not None or (base is None and set(AmbiguityClasses.columns) & reads):
-        learners.append(AmbiguityLearner(corpus, task.token_column, task.tag_column, unknown_tag, classes))
-    cluster_map = next((p for p in old if isinstance(p, ClusterMap)), None)
-    if cluster_map is None and clusters is not None:
-        cluster_map = clusters if isinstance(clusters, ClusterMap) else read_paths(clusters, word=task.token_column)
-    elif clusters is None and base is None and set(CLUSTER_COLUMNS) & reads:
-        raise InputError(f"the templates read word clusters ({', '.join(sorted(set(CLUSTER_COLUMNS) & reads))}): "
-                         "give a clusters file (--clusters FILE; 'structperc clusters' makes one)")
-    if cluster_map is not None:
-        learners.append(ClusterLearner(cluster_map))
-    return combined(learners)
-
-
-def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, template_lines: list[str],
-                      folds: int, seed: int, scale: dict | None = None) -> tuple[Corpus, ColumnDictionary | None]:
-    """The dictionary ``learner`` learns from ``corpus``, and ``corpus`` with its columns jackknifed
-    in when the templates read them (see `structperc.features.dictionary`); the folds in ``scale``'s
-    ``workers`` processes (the same columns)."""
-    if learner is None:
-        return corpus, None
-    if set(learner.columns) & template_columns(template_lines):
-        return jackknifed(corpus, learner, folds, seed, int((scale or {}).get("workers") or 1))
-    return corpus, learner.learn(np.arange(len(corpus)))
-
-
-
-def learnt_tag_dictionary(corpus: Corpus, task: Task, params: dict) -> TagDictionary | None:
-    """With ``params["tag_dictionary"]``, the tags seen with each frequent word of ``corpus`` (model
-    scheme; unknown tags of partially labelled data are left out), applied when decoding."""
-    if not params.get("tag_dictionary"):
-        return None
-    tags = model_tags(corpus, task)
-    labels = sorted(set(tags) - {params.get("unknown_tag", "?")})
-    ids = LabelSet(labels).encode(tags, unknown=-1)
-    return TagDictionary.learn(corpus.columns[task.token_column], ids, labels)
 
 
 def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[str], params: dict,
@@ -234,16 +177,14 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     resume only with the same workers and mixing; the model's provenance records both. ``runner`` runs the
     shards' epochs elsewhere (`structperc.dask.training.dask_runner`: on a Dask cluster, the same model
     bit for bit)."""
+    # the rules of what one run can combine, as every face checks them (`structperc.train.options`)
+    validate({"order": order_of(params), "workers": workers, "mixing": mixing,
+              "dask": None if runner is None else "a runner", "checkpoint_dir": checkpoint_dir, "resume": resume},
+             lines=template_lines)
     scale = mixing_scale(workers, mixing)
-    if runner is not None and not scale:
-        raise InputError("--dask trains by parameter mixing: give the number of shards with --workers N (N > 1)")
-    check_order(params, bool(scale), resume is not None or checkpoint_dir is not None)
     unknown = params.get("unknown_tag", "?")  # models saved before partial labels lack it
     first = None
     if reads_stage_column(template_lines):
-        if resume is not None or checkpoint_dir is not None:
-            raise InputError("two-stage training does not save or resume checkpoints: leave out "
-                             "--checkpoint-dir/--resume")
         stage: dict[str, Any] = dict(task=task, params=params, dictionary=dictionary,
                                      dataset_columns=dataset_columns, callback=None, progress=progress,
                                      mixing=mixing)
@@ -340,8 +281,7 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     if not isinstance(model.features, FeatureIndex):
         raise InputError("continued training needs a model of templates over columns; refit a "
                          "StructuredPerceptron with fit()")
-    if model.weights.order2 is not None:
-        raise InputError("continued training is not available for second-order models (order=2): train a new one")
+    validate({"order": 2 if model.weights.order2 is not None else 1, "init_model": "the model"})
     task, old = model.task, model.weights
     label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
                                                                model.labels,
@@ -365,59 +305,48 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     return fitted
 
 
+def dev_scorer(dev: Corpus, features: Any, labels: list[str], task: Task,
+               unknown: str | None) -> tuple[Callable[[Weights], float], np.ndarray]:
+    """The dev scoring hook of a run (`structperc.train.trainer.TrainOptions.dev_score`) and the state
+    attribute rows it reads (``dev_rows``): ``dev`` featurized once, compacted to the rows it uses.
 
+    Partially labelled dev data (a file, or a held-out slice of partial training data): an unknown
+    gold tag is taken to agree with the prediction, so only the known tags score (for choosing the
+    epoch; the number is optimistic, not a fully labelled score)."""
+    hidden = hidden_tags(dev, task, unknown)
+    if hidden is not None and hidden.all():
+        raise InputError("every dev tag is unknown: nothing to score the epochs on", dev.source)
+    dev_feats, dev_rows = compact_features(features.transform(dev))
+    features.drop_lookup_tables()  # dense key tables: tens of MB that training never reads
+    gold = list(dev.sentences(task.tag_column))
+    unknown_at = [] if hidden is None else np.flatnonzero(hidden).tolist()
 
+    def dev_score(weights: Weights) -> float:
+        from structperc.decode.decoder import predict
 
-def _train_order2(data: Instances, state: PerceptronState, kwargs: dict[str, Any]) -> tuple[Weights, int]:
-    """`train_perceptron`'s run with second-order transitions (`structperc.train.order2`): the same
-    arguments but the checkpoint hook and the live progress, which it does not take; the dev score
-    decodes with the epoch's second-order weights. The weights carry them as ``order2``."""
-    from structperc.train.order2 import train_perceptron_order2
-
-    kwargs = {k: v for k, v in kwargs.items() if k not in ("on_epoch_end", "progress")}
-    score = kwargs.pop("dev_score")
-
-    def dev_score(weights: Weights, T2: np.ndarray) -> float:
-        weights.order2 = T2
-        return score(weights)
-    weights, T2, best_epoch = train_perceptron_order2(data.feats, data.y, state,
-                                                      dev_score=None if score is None else dev_score, **kwargs)
-    weights.order2 = T2
-    return weights, best_epoch
+        flat = data_tags(predict(weights, dev_feats), dev.sent_ptr, labels, task)
+        if not unknown_at:
+            return task_score(task, gold, split_tags(flat, dev.sent_ptr))
+        filled = list(dev.columns[task.tag_column])
+        for i in unknown_at:
+            filled[i] = flat[i]
+        return task_score(task, split_tags(filled, dev.sent_ptr), split_tags(flat, dev.sent_ptr))
+    return dev_score, dev_rows
 
 
 def run_trainer(model: dict[str, Any], data: Instances | None, state: PerceptronState, epochs: int, dev: Corpus | None,
-         callback: Callback | None, progress: Progress | None, seed: int,
-         checkpoint_dir: str | os.PathLike | None = None,
-         fingerprint: dict | None = None, scale: dict | None = None, runner: Runner | None = None) -> Fitted:
+                callback: Callback | None, progress: Progress | None, seed: int,
+                checkpoint_dir: str | os.PathLike | None = None,
+                fingerprint: dict | None = None, scale: dict | None = None, runner: Runner | None = None) -> Fitted:
     """Run the trainer from ``state`` and make the `Model` of ``model``'s fields with the weights
-    and provenance it gives (the one training loop of fit and continued training); with ``scale``
-    (`mixing_scale`) the iterative parameter mixing trainer."""
-    task, labels, features = model["task"], model["labels"], model["features"]
+    and provenance it gives (the one training loop of fit and continued training). The trainer is
+    the one the options choose (`structperc.train.trainer.trainer_for`): with ``scale``
+    (`mixing_scale`) iterative parameter mixing (on the shards the workers hold when ``data`` is
+    None), else the perceptron of the parameters' order and update rule."""
+    task, labels, params = model["task"], model["labels"], model["params"]
     mask, end = masks(labels, task)
-    dev_score, dev_rows = None, None
-    if dev is not None:
-        # partially labelled dev data (a file, or a held-out slice of partial training data): an
-        # unknown gold tag is taken to agree with the prediction, so only the known tags score (for
-        # choosing the epoch; the number is optimistic, not a fully labelled score)
-        hidden = hidden_tags(dev, task, model["params"].get("unknown_tag", "?"))
-        if hidden is not None and hidden.all():
-            raise InputError("every dev tag is unknown: nothing to score the epochs on", dev.source)
-        dev_feats, dev_rows = compact_features(features.transform(dev))
-        features.drop_lookup_tables()  # dense key tables: tens of MB that training never reads
-        gold = list(dev.sentences(task.tag_column))
-        unknown_at = [] if hidden is None else np.flatnonzero(hidden).tolist()
-
-        def dev_score(weights: Weights) -> float:
-            from structperc.decode.decoder import predict
-
-            flat = data_tags(predict(weights, dev_feats), dev.sent_ptr, labels, task)
-            if not unknown_at:
-                return task_score(task, gold, split_tags(flat, dev.sent_ptr))
-            filled = list(dev.columns[task.tag_column])
-            for i in unknown_at:
-                filled[i] = flat[i]
-            return task_score(task, split_tags(filled, dev.sent_ptr), split_tags(flat, dev.sent_ptr))
+    dev_score, dev_rows = dev_scorer(dev, model["features"], labels, task, params.get("unknown_tag", "?")) \
+        if dev is not None else (None, None)
     history: list[EpochReport] = []
 
     def report(r: EpochReport) -> None:
@@ -429,28 +358,23 @@ def run_trainer(model: dict[str, Any], data: Instances | None, state: Perceptron
         from structperc.train.checkpoint import Checkpointer
 
         on_epoch_end = Checkpointer(checkpoint_dir, fingerprint or {})
-    kwargs: dict[str, Any] = dict(mask=mask, end=end, epochs=epochs, seed=seed, dev_score=dev_score, dev_rows=dev_rows,
-                  callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress,
-                  allowed=data.allowed if data else None, values=data.feats.values if data else None,
-                  **{k: model["params"][k] for k in UPDATE_DEFAULTS if k in model["params"]})
-    if scale:
-        from structperc.train.mixing import train_mixed
-
-        if data is None:  # the workers hold the shards (`train_on_workers`)
-            weights, best_epoch = train_mixed(None, None, state, shards=scale["shards"], totals=scale["totals"],
-                                              mixing=scale["mixing"], runner=runner, **kwargs)
-            scale = {k: v for k, v in scale.items() if k in ("workers", "mixing")}
-        else:
-            weights, best_epoch = train_mixed(data.feats, data.y, state, shards=scale["workers"],
-                                              mixing=scale["mixing"], runner=runner, **kwargs)
-    elif order_of(model["params"]) == 2:
-        assert data is not None
-        weights, best_epoch = _train_order2(data, state, kwargs)
-    else:
-        assert data is not None  # only mixing runs from shards the workers hold
-        weights, best_epoch = train_perceptron(data.feats, data.y, state, **kwargs)
+    options = TrainOptions(mask, end, epochs=epochs, seed=seed, update=Update.of(params), order=order_of(params),
+                           mixing=_mixing(scale, data is None, runner), dev_score=dev_score, dev_rows=dev_rows,
+                           callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress)
+    weights, best_epoch = trainer_for(options).train(data, state, options)
+    if scale and data is None:  # the shards and totals of the workers are no provenance
+        scale = {k: v for k, v in scale.items() if k in ("workers", "mixing")}
     provenance = training_provenance(epochs, best_epoch, seed, state.best_score, **(scale or {}))
     if data is not None and data.allowed is not None:
         provenance["partial_sentences"] = int(partial_sentences(data.allowed, data.y, data.feats.sent_ptr).sum())
     return Fitted(Model(weights=weights, provenance=provenance, **model), best_epoch, history)
 
+
+def _mixing(scale: dict | None, held_elsewhere: bool, runner: Runner | None) -> Mixing | None:
+    """The parameter mixing options of ``scale`` (`mixing_scale`; None: one trainer): the workers'
+    count as the shards, or with the shards ``held_elsewhere`` (`train_on_workers`) theirs and the totals."""
+    if not scale:
+        return None
+    if held_elsewhere:
+        return Mixing(scale["shards"], scale["mixing"], runner=runner, totals=scale["totals"])
+    return Mixing(scale["workers"], scale["mixing"], runner=runner)

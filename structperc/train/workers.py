@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from structperc.errors import InputError, StructpercError
-from structperc.train.mixing import MIXED, Shard, ShardResult, mix, mix_rows, mixing_numerators, shard_epoch
-from structperc.train.perceptron import PerceptronState
+from structperc.train.mixing import MIXED, Shard, ShardResult, mixing_numerators, shard_epoch
+from structperc.train.mixing_arithmetic import mix, mix_rows
+from structperc.train.state import PerceptronState
 
 if TYPE_CHECKING:
     from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext

@@ -9,36 +9,10 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
-from testkit import TOY, conll_text
+from testkit import TOY, assert_clean_error, conll_text, first_sentences, run
 
 from structperc import Tagger
-from structperc.cli import main
 from structperc.model.archive import ARCHIVE_NAME
-
-
-def run(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
-
-
-def assert_clean_error(result, prefix: str, contains: str = ""):
-    """Exit status 1, exactly one stderr line 'Error: <prefix>…', no traceback anywhere."""
-    assert result.exit_code == 1, (result.exit_code, result.output)
-    assert isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"Error: {prefix}"), lines[0]
-    assert contains in lines[0]
-    return lines[0]
-
-
-def first_sentences(path, n, drop_last_column=False) -> str:
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        blocks = fh.read().strip("\n").split("\n\n")[:n]
-    if drop_last_column:
-        blocks = ["\n".join(line.rsplit(" ", 1)[0] for line in b.split("\n")) for b in blocks]
-    return "\n\n".join(blocks) + "\n\n"
 
 
 @pytest.fixture(scope="module")

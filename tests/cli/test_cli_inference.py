@@ -7,8 +7,7 @@ import json
 
 import jsonschema
 import pytest
-from test_cli import assert_clean_error, first_sentences, run
-from testkit import REPO
+from testkit import REPO, assert_clean_error, first_sentences, run
 
 from structperc import Tagger
 

@@ -121,3 +121,23 @@ def test_cpu_digest_is_stable_and_reads_no_llvm():
         print(a == b, 0 <= a < 2 ** 60, "llvmlite" in sys.modules, "numba" in sys.modules)
     """)
     assert proc.stdout.split() == ["True", "True", "False", "False"], proc.stdout + proc.stderr
+
+
+def test_scan_contract_takes_the_callers_newline_count():
+    """The scan contracts size their check by the newlines the caller counted (``newlines=``, what
+    `structperc.io.scan.scan_piece` sized its outputs by) instead of counting them again; without it
+    they count. Either way outputs too small for the lines are refused before the kernel runs."""
+    data = np.frombuffer(b"a b\nc d\n\ne f\n", dtype=np.uint8)
+    lines = int(np.count_nonzero(data == 10))
+
+    def args(cap):
+        return (data, np.array([0, 1], np.int64), np.empty((2, cap), np.int64), np.empty(0, np.int64),
+                np.empty(0, np.int64), np.empty(cap, np.int64), np.empty(cap, np.int64),
+                np.empty(cap, np.uint8), np.zeros(16, np.int64), np.zeros(8, np.int64),
+                np.zeros((4, 6), np.int64), np.zeros(64, np.uint8), np.zeros(4, np.int64))
+
+    contract = boundary.CONTRACTS["scan_columns"]
+    for known in ({}, {"newlines": lines}):
+        contract(*args(lines + 1), **known)  # room for every line: passes
+        with pytest.raises(boundary.KernelInputError, match="room for"):
+            contract(*args(lines), **known)

@@ -21,11 +21,10 @@ from testkit import SAMPLE_TRAIN
 from structperc import Tagger
 from structperc.errors import InputError
 from structperc.features.instances import training_instances
-from structperc.features.task import get_task
+from structperc.features.task import get_task, masks
 from structperc.features.templates import resolve_template
 from structperc.io.conll import read_corpus
 from structperc.io.parts import file_parts
-from structperc.model.schema import masks
 from structperc.model.state_weights import all_pairs
 from structperc.train.mixing import Shard, train_mixed
 from structperc.train.perceptron import PerceptronState, epoch_inputs

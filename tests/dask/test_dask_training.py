@@ -23,10 +23,9 @@ from testkit import SAMPLE_TRAIN
 
 from structperc.errors import InputError
 from structperc.features.instances import training_instances
-from structperc.features.task import get_task
+from structperc.features.task import get_task, masks
 from structperc.features.templates import resolve_template
 from structperc.io.conll import read_corpus
-from structperc.model.schema import masks
 from structperc.model.state_weights import feature_set
 from structperc.train.mixing import MIXED, SerialShards, make_shards, train_mixed
 from structperc.train.perceptron import EpochReport, PerceptronState, epoch_inputs, train_perceptron

@@ -10,11 +10,10 @@ import warnings
 
 import numpy as np
 import pytest
-from test_cli import assert_clean_error, first_sentences, run
 from test_marginals import featurize
 from test_nbest import _VALUES, COLUMNS, NEG, ranking
 from test_nbest_kernels import AOT, KERNELS, kernel_inputs, run_kernel
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, assert_clean_error, first_sentences, run
 
 from structperc import predict
 from structperc.decode import nbest as nbest_module
@@ -207,7 +206,7 @@ def test_streaming_chunks_shrink_for_large_k(chunker, tmp_path, monkeypatch):
             streaming.tag_files(model, [io.StringIO(text)], out, nbest=3)
         return out.getvalue()
 
-    monkeypatch.setattr(predict.inference, "tag_in_context", recording)
+    monkeypatch.setattr(predict.documents, "tag_in_context", recording)
     whole = tagged(10 ** 9)
     assert sizes == [9]
     sizes.clear()

@@ -31,7 +31,7 @@ from testkit import READER_MODES, compiled_reader, reader_mode
 
 from structperc.compiled import loader as kernels
 from structperc.decode.decoder import predict
-from structperc.features import index as features
+from structperc.features import lookup_tables as features
 from structperc.features.index import FeatureIndex
 from structperc.features.templates import parse_templates
 from structperc.io import conll, scan, text

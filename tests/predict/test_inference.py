@@ -187,3 +187,29 @@ def test_tag_dictionary_is_learnt_saved_and_applied(tmp_path):
     plain = Tagger(columns=["word", "pos", "_"], tag_column="pos", task="pos", epochs=2).fit(str(SAMPLE_TRAIN))
     assert plain.tag_dictionary_ is None
     assert abs(plain.score(corpus) - pos.score(corpus)) < 0.01
+
+
+# ------------------------------------------------------------------------ documents in one call
+def test_documents_tagged_together_get_their_tags_alone(chunker, test_sentences):
+    """`predict.tag_documents` keeps each document out of the others' window (`apart`), and the
+    per-sentence views of `Tagged` cut the flat results where the corpus does."""
+    from structperc.io.inputs import to_corpus
+
+    model = chunker.model_
+
+    def corpus_of(flat):
+        return to_corpus(flat, None, model.task, need_tags=False, reads=chunker.reads(),
+                         token_columns=set(model.features.columns), unknown=None)
+
+    documents = [test_sentences[:3], test_sentences[3:4], test_sentences[4:9]]
+    done = predict.tag_documents(model, documents, corpus_of, confidence=True, distributions=True)
+    ptr = done.corpus.sent_ptr
+    tags, conf = done.tagged.sentence_tags(ptr), done.tagged.sentence_confidence(ptr)
+    dists = done.tagged.sentence_marginals(ptr)
+    assert [len(r) for r in done.sentences] == [3, 1, 5]
+    for document, where in zip(documents, done.sentences):
+        assert [tags[s] for s in where] == chunker.predict(document)
+        for s, sentence in zip(where, document):
+            assert len(conf[s]) == len(dists[s]) == len(sentence)
+            assert all(d[t] == pytest.approx(p) for d, t, p in zip(dists[s], tags[s], conf[s]))
+    assert predict.by_sentence(list("abcde"), np.array([0, 2, 2, 5])) == [["a", "b"], [], ["c", "d", "e"]]

@@ -131,18 +131,18 @@ def test_continued_training_moves_old_weights_with_their_attributes(feature_set)
     before = {tagger.features_.attribute_name(a): dict(zip(tagger.labels_, tagger.weights_.state[a]))
               for a in range(tagger.features_.n_state_attributes)}
     captured = {}
-    import structperc.train.run as tagger_module
+    from structperc.train.perceptron import Perceptron
 
-    real = tagger_module.train_perceptron
+    real = Perceptron.train
 
-    def spy(feats, y, state: PerceptronState, **kw):
+    def spy(self, data, state: PerceptronState, options):
         captured["W"] = state.pairs.to_dense()
-        return real(feats, y, state, **kw)
-    tagger_module.train_perceptron = spy
+        return real(self, data, state, options)
+    Perceptron.train = spy  # type: ignore[method-assign]
     try:  # new words sort before and between the old ones, a new label sorts first
         tagger.partial_fit([["a", "c"]], [["A", "X"]], epochs=1, add_labels=True)
     finally:
-        tagger_module.train_perceptron = real
+        Perceptron.train = real  # type: ignore[method-assign]
     for a in range(tagger.features_.n_state_attributes):
         name = tagger.features_.attribute_name(a)
         for j, label in enumerate(tagger.labels_):

@@ -62,7 +62,8 @@ def test_negative_seed_is_refused(tmp_path):
     proc = cli("train", "--train", sample(tmp_path, 5), "--columns", "word,pos,chunk", "--seed", "-1",
                "--model", tmp_path / "m")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--seed" in proc.stderr
-    with pytest.raises(InputError, match="seed must be a non-negative integer"):
+    with pytest.raises(InputError,
+                       match=r"seed \(random_state in StructuredPerceptron\) must be a non-negative integer"):
         Tagger.train(str(sample(tmp_path, 5)), columns=["word", "pos", "chunk"], seed=-1)
 
 

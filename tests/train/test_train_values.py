@@ -268,8 +268,7 @@ def test_fitting_run_passes_the_values_through():
     """`structperc.train.run.run_trainer` (the one training loop of the estimators) trains on
     ``data.feats.values``: its model's weights are `train_perceptron`'s with those values."""
     from structperc.features.instances import Instances
-    from structperc.features.task import get_task
-    from structperc.model.schema import masks
+    from structperc.features.task import get_task, masks
     from structperc.train.run import run_trainer
 
     feats, y, _, _, A, AT, L = _data(seed=11)

@@ -1,0 +1,111 @@
+"""The second job of a `structperc.features.index.FeatureIndex`: templates' keys and key tables.
+
+A template shifts its atoms' codes by their offsets and combines them into one int64 key (mixed
+radix), so a conjunction is arithmetic, not string concatenation; the distinct keys seen while fitting
+(at least ``min_count`` times) make the template's sorted table, whose positions are attribute ids.
+Over shards: `key_tables` on each, `merge_key_tables` over them.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from structperc.features.keys import shift
+from structperc.features.templates import Atom, Part
+from structperc.features.vocabulary import AttributeVocabularies
+from structperc.io.corpus import Corpus
+
+
+class AttributeKeys(AttributeVocabularies):
+    """Keys of templates over a corpus, and the sorted key tables of the fitted attributes."""
+
+    def _part_codes(self, part: Part, atom_codes: dict[Atom, np.ndarray], raw: Callable[[str], np.ndarray],
+                    pos: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, int]:
+        """Codes of one part per token (-1 unknown) and their radix."""
+        n = len(pos)
+        if part.other is not None:
+            codes = raw(part.atom.column)
+            a = shift(codes, pos, length, part.offset, n)
+            b = shift(codes, pos, length, part.other, n)
+            outside = (a < 0) | (b < 0)
+            return np.where(outside, 2, (a == b).astype(np.int64)), 3
+        codes = atom_codes[part.atom]
+        shifted = shift(codes, pos, length, part.offset, n, fill_unknown=True)
+        return shifted, len(self.vocabs[self.atoms.index(part.atom)])
+
+    def _keys(self, corpus: Corpus, grow: bool) -> tuple[list[np.ndarray], list[list[int]]]:
+        """One int64 key per token and template (-1 where a part is unknown), and the radixes used:
+        the current vocabulary sizes when growing, the frozen ones otherwise."""
+        key_of = self._key_maker(corpus, grow)
+        out, radixes = [], []
+        for ti in range(len(self.templates)):
+            key, radix = key_of(ti)
+            out.append(key)
+            radixes.append(radix)
+        return out, radixes
+
+    def _key_maker(self, corpus: Corpus, grow: bool, tokens: slice = slice(None)):
+        """A function of a template index giving that template's keys and radixes (see `_keys`);
+        computing one template at a time lets `transform` hold one key array, not all of them.
+        ``tokens``: only those tokens' keys (whole sentences: a shard of the corpus, `key_tables`)."""
+        for col in self.columns:
+            corpus.factorize(col)  # raises a clear error for a missing column
+        pos, length = (a[tokens] for a in corpus.positions())
+        atom_codes = {a: self._atom_codes(corpus, i, grow, tokens) for i, a in enumerate(self.atoms)}
+
+        def raw(column: str) -> np.ndarray:
+            return corpus.factorize(column)[1][tokens]
+
+        def key_of(ti: int) -> tuple[np.ndarray, list[int]]:
+            t = self.templates[ti]
+            if t.is_bias:
+                return np.zeros(len(pos), dtype=np.int64), []
+            parts = [self._part_codes(p, atom_codes, raw, pos, length) for p in t.parts]
+            radix = self._radix(t) if grow else self.radix[ti]
+            key = parts[0][0].copy()
+            unknown = key < 0
+            for (codes, _), r in zip(parts[1:], radix[1:]):
+                key = key * r + codes
+                unknown |= codes < 0
+            key[unknown] = -1
+            return key, radix
+
+        return key_of
+
+    def _table(self, key: np.ndarray) -> np.ndarray:
+        """Sorted distinct keys seen at least ``min_count`` times."""
+        uniq, counts = np.unique(key, return_counts=True)
+        return uniq[counts >= self.min_count] if self.min_count > 1 else uniq
+
+    def key_tables(self, corpus: Corpus, tokens: slice = slice(None)) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Step 2 on one shard (after `grow_vocabularies`): each template's distinct keys, sorted,
+        and their counts. ``tokens``: the shard is these tokens of ``corpus`` (whole sentences)."""
+        key_of = self._key_maker(corpus, grow=False, tokens=tokens)
+        return [np.unique(key_of(ti)[0], return_counts=True) for ti in range(len(self.templates))]
+
+    def merge_key_tables(self, shards: Sequence[list[tuple[np.ndarray, np.ndarray]]]) -> None:
+        """Reduce of step 2: each template's table is the union of the shards' keys seen at least
+        ``min_count`` times in all; the index is then fitted (step 3 is `transform` on each shard)."""
+        self.keys = []
+        for ti in range(len(self.templates)):
+            keys = [shard[ti][0] for shard in shards]
+            counts = [shard[ti][1] for shard in shards]
+            if len(shards) == 1:
+                table, count = keys[0], counts[0]
+            else:
+                every = np.concatenate(keys)
+                order = np.argsort(every, kind="stable")  # a merge of sorted runs
+                every = every[order]
+                starts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]]) if len(every) else \
+                    np.zeros(0, np.int64)
+                table = every[starts]
+                count = np.add.reduceat(np.concatenate(counts)[order], starts) if len(every) else \
+                    np.zeros(0, np.int64)
+            self.keys.append(table[count >= self.min_count] if self.min_count > 1 else table)
+        self.drop_lookup_tables()
+        self.fitted = True
+
+    def drop_lookup_tables(self) -> None:
+        """Forget what was derived from the key tables once they change: nothing at this level;
+        `structperc.features.lookup_tables.LookupTables` drops its lookups."""

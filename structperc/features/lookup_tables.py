@@ -1,0 +1,95 @@
+"""The third job of a `structperc.features.index.FeatureIndex`: keys to attribute ids.
+
+A key becomes an id through its template's table: small key spaces (unigrams, POS n-grams) through a
+dense array, one gather (`DENSE_KEYS`); larger ones through a hash table of the sorted keys
+(`structperc.features.key_lookup`). Both are derived from the tables, built on first use and never
+saved; `build_lookup_tables` builds them before workers fork, so they are shared.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structperc.features.attribute_keys import AttributeKeys
+from structperc.features.key_lookup import KeyLookup
+
+#: Tokens per block when keys become ids (bounds the int64 temporaries of the lookup).
+_ID_BLOCK = 1 << 16
+
+#: Key spaces up to this size are looked up through a dense array (4 bytes per possible key).
+DENSE_KEYS = 1 << 21
+
+
+class LookupTables(AttributeKeys):
+    """Attribute ids of keys, through per-template lookup tables derived from the key tables."""
+
+    def _ids(self, key_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """State and transition attribute ids of ``n`` tokens from the keys of each template
+        (``key_of(template index)``)."""
+        mats = []
+        for transition in (False, True):
+            group = self._group(transition)
+            offsets = self.offsets(transition)
+            mat = np.empty((n, len(group)), dtype=np.int32)
+            for col, ti in enumerate(group):
+                key = key_of(ti)
+                for a in range(0, len(key), _ID_BLOCK):  # blocks: the temporaries stay small
+                    mat[a:a + _ID_BLOCK, col] = self._ids_of(ti, key[a:a + _ID_BLOCK], offsets[col])
+                del key
+            mats.append(mat)
+        return mats[0], mats[1]
+
+    def _ids_of(self, ti: int, key: np.ndarray, offset: int) -> np.ndarray:
+        """Attribute ids (``offset`` + index in template ``ti``'s table) of ``key``; -1 if absent."""
+        lut = self._dense_table(ti)
+        if lut is not None:  # small key space: one gather instead of a binary search
+            ids = lut[key]   # key -1 reads the table's last entry, which is -1
+            return np.where(ids >= 0, ids + offset, -1)
+        return self._key_lookup(ti).ids(key, offset)
+
+    def replace_tables(self, vocabs: list[list[str]], radix: list[list[int]],
+                       keys: list[np.ndarray]) -> None:
+        """Install re-encoded vocabularies, radixes and key tables (vocabulary pruning)."""
+        self.vocabs, self.radix, self.keys = vocabs, radix, keys
+        self._lookup = [None] * len(self.atoms)
+        self._frequent_sets = {}
+        self.drop_lookup_tables()
+
+    def build_lookup_tables(self) -> None:
+        """Build every key table `_dense_table` and `_key_lookup` will use now (before forking workers
+        or starting threads that all look keys up: built once, shared, instead of once per worker)."""
+        for ti in range(len(self.templates)):
+            if self._dense_table(ti) is None:
+                self._key_lookup(ti)
+
+    def drop_lookup_tables(self) -> None:
+        """Forget the dense key tables of `_dense_table` and the hash tables of `_key_lookup` (stale
+        after the tables change; a few MB)."""
+        self.__dict__.pop("_dense", None)
+        self.__dict__.pop("_hashed", None)
+
+    def _key_lookup(self, ti: int) -> KeyLookup:
+        """The lookup of template ``ti``'s keys too many for `_dense_table` (a hash table, built on first
+        use after the tables are final, never saved)."""
+        cache = self.__dict__.setdefault("_hashed", {})
+        if ti not in cache:
+            cache[ti] = KeyLookup(self.keys[ti])
+        return cache[ti]
+
+    def _dense_table(self, ti: int) -> np.ndarray | None:
+        """For a template whose keys range over at most `DENSE_KEYS` values: key → attribute index
+        (or -1) as a dense int32 array with one extra -1 at the end; None for larger key spaces.
+
+        Unigram templates and POS n-grams qualify; word bigrams keep the sorted-table search. Built
+        on first use after the tables are final, never saved.
+        """
+        cache = self.__dict__.setdefault("_dense", {})
+        if ti in cache:
+            return cache[ti]
+        size = int(np.prod(np.asarray(self.radix[ti], dtype=np.float64))) if self.radix[ti] else 1
+        lut = None
+        if size <= DENSE_KEYS:
+            table = self.keys[ti]
+            lut = np.full(size + 1, -1, dtype=np.int32)
+            lut[table] = np.arange(len(table), dtype=np.int32)
+        cache[ti] = lut
+        return lut

@@ -1,0 +1,74 @@
+"""How the spaCy faces (`structperc.spacy_component`) get their structperc model: read from a path
+once, or — in a saved pipeline being loaded — from the copy saved inside it (`saved_copy`), and
+turned to and from bytes (structperc's archive: no pickle)."""
+# No `from __future__ import annotations` in this room: spaCy validates a factory's config against
+# the factory's annotations, which must be real types, not strings.
+import os
+import tempfile
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spacy.language import Language
+
+from structperc.errors import InputError
+
+if TYPE_CHECKING:
+    from structperc.tagger import Tagger
+
+#: The key of a pipeline's meta listing (``"saved"``) the structperc models saved inside it, by
+#: component name (``"tokenizer"``: the tokenizer).
+META_KEY = "structperc"
+#: The names under which structperc objects were made in each live pipeline (`saved_copy`).
+_made: "weakref.WeakKeyDictionary[Language, set]" = weakref.WeakKeyDictionary()
+
+
+def load_model(model: Any, what: str) -> "Tagger":
+    """The structperc model at ``model`` (read once), with a one-line error for a bad path."""
+    from structperc.commands import load
+
+    if model is None or (isinstance(model, str) and not model.strip()):
+        raise InputError(f"the {what} needs a model: config={{\"model\": \"path/to/model/\"}}")
+    if not isinstance(model, (str, os.PathLike)):
+        raise InputError(f"the {what}'s model must be a path, not {type(model).__name__}")
+    if not Path(model).exists():
+        raise InputError(f"no structperc model at this path (for the {what})", str(model))
+    return load(model)
+
+
+def saved_copy(nlp: Language, name: str) -> bool:
+    """Whether ``nlp`` is a saved pipeline being loaded whose ``from_disk`` will read the copy of this
+    model (``name``: a component, or ``"tokenizer"``) saved inside it, so its config's ``model`` path
+    must not be read: its meta (``meta.json``) lists ``name``, and no structperc object was made
+    under that name in this ``nlp`` yet (a live pipeline would read its own listing back). Lists
+    ``name`` in the meta either way, for the pipeline's next ``to_disk``."""
+    meta = nlp.meta
+    entry = meta.get(META_KEY)
+    if not isinstance(entry, dict) or not isinstance(entry.get("saved"), list):
+        entry = meta[META_KEY] = {"saved": []}
+    made = _made.setdefault(nlp, set())
+    loading = name in entry["saved"] and name not in made
+    made.add(name)
+    if name not in entry["saved"]:
+        entry["saved"].append(name)
+    return loading
+
+
+def waiting(what: str) -> InputError:
+    return InputError(f"the {what} has no model yet: it belongs to a saved pipeline whose from_disk "
+                      "loads it (spacy.load(DIR))")
+
+
+def model_bytes(tagger: "Tagger") -> bytes:
+    """The model archive's bytes (the same zip `Tagger.save` writes)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return tagger.save(Path(tmp) / "model.zip").read_bytes()
+
+
+def model_from_bytes(data: bytes) -> "Tagger":
+    from structperc.commands import load
+
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "model.zip"
+        target.write_bytes(data)
+        return load(target)
