@@ -320,7 +320,7 @@ def _pad_rows(ptr, lab, W, pad, L, new_ptr, new_lab, new_W) -> None:
 
 
 #: Each kernel's contract, by exported name (the training epochs are checked by their driver,
-#: `structperc.train.perceptron.check_epoch_inputs`, before every epoch).
+#: `structperc.train.perceptron.epoch_inputs`, before every epoch).
 CONTRACTS: dict[str, Callable[..., None]] = {
     "decode_corpus": _decode_corpus,
     "decode_corpus_allowed": _decode_corpus_allowed,

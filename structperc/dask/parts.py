@@ -43,7 +43,7 @@ from structperc.features.task import Task, masks
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.io.inputs import to_corpus
-from structperc.io.parts import Part, file_parts
+from structperc.io.parts import ByteRange, file_parts
 from structperc.labels.label_set import LabelSet
 from structperc.predict import calibrate
 from structperc.train.config import mixing_scale, validate
@@ -65,7 +65,7 @@ class PartSummary:
     digest: str
 
 
-def training_parts(paths: Sequence[str], n_parts: int) -> list[Part]:
+def training_parts(paths: Sequence[str], n_parts: int) -> list[ByteRange]:
     """The parts the workers read: one per file when there are several files, else ``n_parts`` byte
     ranges of the one file cut at blank lines (fewer if it has fewer sentences; a ``.gz`` file is one)."""
     paths = [str(p) for p in paths]
@@ -76,7 +76,7 @@ def training_parts(paths: Sequence[str], n_parts: int) -> list[Part]:
     return file_parts(paths[0], False, n_parts, part_bytes=1 << 62)
 
 
-def read_part(part: Part, task: Task, reads: set[str] | None) -> Corpus:
+def read_part(part: ByteRange, task: Task, reads: set[str] | None) -> Corpus:
     """A part's corpus (on a worker), with its own line numbers in messages. Unknown tags (partial
     labels) are refused here: their label sets need the whole corpus."""
     corpus = to_corpus(part.source(), None, task, need_tags=True, reads=reads, unknown=None)
@@ -96,7 +96,7 @@ def summarize(corpus: Corpus, columns: list[str], task: Task, unknown: str | Non
 
 def part_shard(corpus: Corpus, index: FeatureIndex, labels: list[str], task: Task, k: int, start: int,
                n_total: int, seed: int, mask: np.ndarray, end: np.ndarray) -> Shard:
-    """Part ``k``'s shard: its sentences are ``start:start + len(corpus)`` of the run's ``n_total``."""
+    """ByteRange ``k``'s shard: its sentences are ``start:start + len(corpus)`` of the run's ``n_total``."""
     feats = index.transform(corpus)
     y = LabelSet(labels).encode(model_tags(corpus, task)).astype(np.int32)
     c = np.ascontiguousarray
@@ -127,7 +127,7 @@ class DistributedData:
     digest: str
 
 
-def featurize_on_workers(client: Any, parts: list[Part], task: Task, template_lines: list[str], min_count: int,
+def featurize_on_workers(client: Any, parts: list[ByteRange], task: Task, template_lines: list[str], min_count: int,
                          seed: int, unknown: str | None, masks: Any) -> DistributedData:
     """Steps 1–4 of the module docstring on ``client``'s cluster. ``masks(labels)`` gives the
     scheme's (mask, end) for the merged labels."""

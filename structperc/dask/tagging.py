@@ -28,7 +28,7 @@ from structperc.dask.client import using, worker_threads
 from structperc.dask.worker import cached_model, model_bytes
 from structperc.errors import InputError
 from structperc.io.corpus import concat
-from structperc.io.parts import PART_BYTES, Part, ShortContext, input_parts, named_stream
+from structperc.io.parts import PART_BYTES, ByteRange, ShortContext, input_parts, named_stream
 
 if TYPE_CHECKING:
     from structperc.predict import TaggingSetup
@@ -45,7 +45,7 @@ class _Failure:
     line: int | None
 
     @classmethod
-    def of(cls, exc: InputError, part: Part) -> "_Failure":
+    def of(cls, exc: InputError, part: ByteRange) -> "_Failure":
         line = exc.line
         if line is not None and exc.path == part.name:
             line += part.lines_before()
@@ -56,7 +56,7 @@ class _Failure:
 
 
 # ---------------------------------------------------------------------------- worker: tagging a part
-def _tag_part(blob: bytes, digest: str, part: Part, setup: TaggingSetup) -> "str | _Failure":
+def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) -> "str | _Failure":
     """The output of ``part`` as `structperc.predict.write_tagged` writes it with ``setup`` (the same
     for all parts of one input), or the failure to raise in its turn."""
     from structperc import predict
@@ -69,7 +69,7 @@ def _tag_part(blob: bytes, digest: str, part: Part, setup: TaggingSetup) -> "str
         return _Failure.of(exc, part)
 
 
-def _tag(model: Any, part: Part, setup: TaggingSetup) -> str:
+def _tag(model: Any, part: ByteRange, setup: TaggingSetup) -> str:
     from structperc import predict
 
     gap = predict.document_window(model)
@@ -97,7 +97,7 @@ def _tag(model: Any, part: Part, setup: TaggingSetup) -> str:
     return out.getvalue()
 
 
-def _segment_part(blob: bytes, digest: str, part: Part, sep: str) -> "str | _Failure":
+def _segment_part(blob: bytes, digest: str, part: ByteRange, sep: str) -> "str | _Failure":
     from structperc.io.segmented import iter_raw_lines
 
     try:

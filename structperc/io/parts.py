@@ -20,7 +20,7 @@ _SCAN = 1 << 16
 
 
 @dataclass
-class Part:
+class ByteRange:
     """One task's share of an input: a byte range of a file the worker reads (``end`` None: the whole
     file, e.g. gzip), or bytes the driver read (standard input) with its neighbours as context."""
 
@@ -167,13 +167,13 @@ def _last_break(data: bytes, lines: bool) -> int:
     return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
 
 
-def file_parts(path: str, lines: bool, parts: int, part_bytes: int = PART_BYTES, smallest: int = 0) -> list[Part]:
+def file_parts(path: str, lines: bool, parts: int, part_bytes: int = PART_BYTES, smallest: int = 0) -> list[ByteRange]:
     """The parts of a file the workers read themselves: ``parts`` byte ranges (fewer where a part would
     be under ``smallest`` bytes, more where one would exceed ``part_bytes``) cut at sentence breaks; a
     compressed file is one part."""
     name = str(path)
     if name.endswith(".gz"):
-        return [Part(name, lines, path=name, end=None)]
+        return [ByteRange(name, lines, path=name, end=None)]
     try:
         size = os.path.getsize(name)
         fh = open(name, "rb")
@@ -188,10 +188,10 @@ def file_parts(path: str, lines: bool, parts: int, part_bytes: int = PART_BYTES,
                 break
             cuts.append(cut)
     cuts.append(size)
-    return [Part(name, lines, path=name, start=a, end=b, size=size) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    return [ByteRange(name, lines, path=name, start=a, end=b, size=size) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
 
 
-def stream_parts(source: Any, lines: bool, part_bytes: int = PART_BYTES) -> Iterator[Part]:
+def stream_parts(source: Any, lines: bool, part_bytes: int = PART_BYTES) -> Iterator[ByteRange]:
     """Parts of a stream (standard input) read here, each with its neighbours' bytes (context for a
     model with document features), cut at sentence breaks about ``part_bytes`` apart."""
     from structperc.io.text import open_binary
@@ -220,20 +220,20 @@ def stream_parts(source: Any, lines: bool, part_bytes: int = PART_BYTES) -> Iter
         first_line, index = 1, 0
         for piece in pieces():
             if current is not None:
-                yield Part(name, lines, data=current, first_line=first_line, before=previous, after=piece,
+                yield ByteRange(name, lines, data=current, first_line=first_line, before=previous, after=piece,
                            before_is_start=index <= 1)
                 first_line += current.count(b"\n")
                 index += 1
             previous, current = current, piece
         if current is not None:
-            yield Part(name, lines, data=current, first_line=first_line, before=previous, after=None,
+            yield ByteRange(name, lines, data=current, first_line=first_line, before=previous, after=None,
                        before_is_start=index <= 1)
     finally:
         if owned:
             stream.close()
 
 
-def input_parts(source: Any, lines: bool, parts: int | None, threads: int, part_bytes: int) -> Iterable[Part]:
+def input_parts(source: Any, lines: bool, parts: int | None, threads: int, part_bytes: int) -> Iterable[ByteRange]:
     """Parts of a file (``parts`` of them; None: two per worker thread, none under `MIN_PART_BYTES`) or of
     a stream."""
     if not hasattr(source, "read") and str(source) != "-" and (os.path.isfile(source) or str(source).endswith(".gz")):
