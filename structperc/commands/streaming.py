@@ -6,9 +6,7 @@ from __future__ import annotations
 import os
 from typing import IO, Any, Iterable, Sequence, cast
 
-from structperc.commands import load_tagger
-from structperc.errors import InputError
-from structperc.io.parse import ColumnCountError
+from structperc.commands.models import load_tagger
 from structperc.segmenter import Segmenter
 
 
@@ -42,14 +40,7 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
             setup, source = predict.tagging_setup(model, source, input_format, output_format, nbest=nbest,
                                                   forced_column=forced_column, marginals=marginals,
                                                   unknown=unknown, sentences=sentences)
-            try:
-                predict.write_tagged(out, model, setup.chunks(source), setup)
-            except ColumnCountError as exc:
-                if input_format != "auto":
-                    raise
-                from structperc.io.formats import AUTO_HINT
-
-                raise InputError(f"{exc} {AUTO_HINT}") from None
+            predict.write_tagged(out, model, setup.chunks(source), setup)
 
 
 class _EndTracking:

@@ -28,12 +28,27 @@ class TaggingSetup:
     k: int = 0                # the k best paths of each sentence (0: none)
     unknown: str = "?"        # a free tag in the column of known tags
     sentences: int = 20_000   # sentences a chunk (`tagging_options`)
+    guessed: bool = False     # ``auto`` chose the format: an error about columns says what else it may be
 
     def chunks(self, source: Any, sentences: int | None = None) -> Iterator[TagChunk]:
         """``source`` read in chunks of ``sentences`` (default: the setup's) sentences."""
         from structperc.io.formats import tagging_chunks
 
-        return tagging_chunks(source, self.fmt, self.layout, self.sentences if sentences is None else sentences)
+        chunks = tagging_chunks(source, self.fmt, self.layout, self.sentences if sentences is None else sentences)
+        return _hinted(chunks) if self.guessed else chunks
+
+
+def _hinted(chunks: Iterator[TagChunk]) -> Iterator[TagChunk]:
+    """``chunks``, where a column error of a guessed format also names the formats it may be instead
+    (`structperc.io.formats.AUTO_HINT`: plain text read as columns fails on its first line)."""
+    from structperc.errors import InputError
+    from structperc.io.formats import AUTO_HINT
+    from structperc.io.parse import ColumnCountError
+
+    try:
+        yield from chunks
+    except ColumnCountError as exc:
+        raise InputError(f"{exc.reason} {AUTO_HINT}", exc.path, exc.line) from None
 
 
 def tagging_options(input_format: str, output_format: str | None, nbest: int, sentences: int) -> int:
@@ -66,7 +81,8 @@ def tagging_setup(model: Model, source: Any, input_format: str = "auto", output_
         layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
     out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
     formats.check(fmt, out_fmt, layout, source_name(source))
-    return TaggingSetup(fmt, out_fmt, layout, known, marginals, nbest, unknown, sentences), source
+    return TaggingSetup(fmt, out_fmt, layout, known, marginals, nbest, unknown, sentences,
+                        guessed=input_format == "auto"), source
 
 
 def write_tagged(out: IO[str], model: Model, chunks: Iterable[Any], setup: TaggingSetup, *,

@@ -233,6 +233,18 @@ def test_malformed_line_gives_the_one_line_error_of_structperc_tag(client, chunk
     assert result.exit_code == 1 and f"{bad}:9001:" in result.output and "Traceback" not in result.output
 
 
+def test_plain_text_read_as_columns_names_the_other_formats_as_structperc_tag(client, chunk_model, root):
+    """A guessed format's column error says which formats the input may be, on Dask as in `structperc tag`."""
+    text = root / "plain.txt"
+    text.write_text("He reckons the current account deficit will narrow .\n", encoding="utf-8")
+    with pytest.raises(InputError) as plain:
+        plain_tag(chunk_model, [str(text)])
+    with pytest.raises(InputError) as dask:
+        dask_tag(client, chunk_model, [str(text)], parts=2)
+    assert str(dask.value) == str(plain.value)
+    assert "--input-format text" in str(dask.value) and "--input-format tokens" in str(dask.value)
+
+
 def test_unreachable_scheduler_is_a_one_line_error(chunk_model, sample):
     with pytest.raises(InputError, match="cannot reach a Dask scheduler at tcp://127.0.0.1:9") as err:
         tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask="tcp://127.0.0.1:9")
