@@ -16,11 +16,13 @@ import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.atomic import code_points, constrain
-from structperc.features.dictionary import DictionaryLearner, Learners
+from structperc.features.dictionary import DictionaryLearner, FixedLearner, Learners
 from structperc.features.instances import template_columns
 from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon, segmentation_dictionary
+from structperc.features.resources import language
+from structperc.features.resources.wordlist import DICTIONARY_COLUMNS, DictionaryWords
 from structperc.features.task import get_task
-from structperc.features.templates import resolve_template
+from structperc.features.templates import language_lines, resolve_template
 from structperc.features.variety import VarietyLearner, read_raw, variety_columns
 from structperc.io.segmented import char_corpus, read_segmented_corpus, refuse_columns
 from structperc.labels.bmes import bmes_codes
@@ -144,6 +146,10 @@ class Segmenter(Tagger):
         The tags the model learns and decodes in: B/M/E/S, or the 6-tag set B, B2, B3, M, E, S of
         Zhao et al. (2006), which tells the transitions how far into a word a character is
         (`structperc.labels.bmes6`). Input, output and scores are words either way.
+    lang : str, optional
+        A language whose dictionary enters the lexicon columns (``"zh"``: jieba's words;
+        `structperc.features.resources.language`); the model carries the words, so segmenting
+        needs no extra package. A language without a word list is refused.
 
     Attributes
     ----------
@@ -166,17 +172,19 @@ class Segmenter(Tagger):
                  seed: int = 0, min_count: int = 1, dev_split: float = 0.0,
                  lexicon: str | os.PathLike | Iterable[str] | None = None, folds: int = 10,
                  feature_set: str = "all", step: str = "perceptron", margin: float = 0.0, C: float = 1.0,
-                 raw: str | os.PathLike | Iterable[str] | None = None, encoding: str = "bmes"):
+                 raw: str | os.PathLike | Iterable[str] | None = None, encoding: str = "bmes",
+                 lang: str | None = None):
         super().__init__(task="cws", template=template, epochs=epochs, seed=seed, min_count=min_count,
                          dev_split=dev_split, feature_set=feature_set, folds=folds, step=step, margin=margin, C=C,
                          encoding=encoding)
         self.lexicon = lexicon
         self.raw = raw
+        self.lang = lang
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("template", "epochs", "seed", "min_count", "dev_split",
                                               "lexicon", "folds", "feature_set", "step", "margin", "C", "raw",
-                                              "encoding")}
+                                              "encoding", "lang")}
 
     def _saved_params(self) -> dict:
         # the lexicon and the raw text are saved as the dictionaries; the model file keeps the `Tagger`
@@ -184,7 +192,8 @@ class Segmenter(Tagger):
         # parameters stay as they were before there was a choice
         return {"task": "cws", **{k: v for k, v in self.get_params().items()
                                   if k not in ("template", "lexicon", "raw")
-                                  and not (k == "encoding" and v in (None, "bmes"))}}
+                                  and not (k == "encoding" and v in (None, "bmes"))
+                                  and not (k == "lang" and v is None)}}
 
     def fit(self, X: Any, y: Any = None, *, dev: Any = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
@@ -202,18 +211,29 @@ class Segmenter(Tagger):
         sents, source = _as_word_lists(X)
         dev_corpus = _gold_corpus(*_as_word_lists(dev)) if dev is not None else None
         lines = resolve_template(self.template or "cws")
+        if self.lang is not None:
+            lines = lines + [x for x in language_lines(self.template or "cws", "cws", [language.SEGMENTER_KIND])
+                             if x not in lines]
         self._fit_corpus(_gold_corpus(sents, source), dev_corpus, X, task, lines, {},
                          self._learner(sents, lines), callback, checkpoint_dir, resume,
                          progress, dict(workers=workers, mixing=mixing, dask=dask))
+        self._record_resources()
         return self
 
     def _learner(self, sents: list[list[str]], lines: list[str]) -> DictionaryLearner:
         """The lexicon's learner, with the accessor variety's when the templates read ``av*`` columns."""
-        lexicon = LexiconLearner(sents, self._user_words())
-        av = variety_columns(template_columns(lines))
-        if not av:
-            return lexicon
-        return Learners([lexicon, VarietyLearner(["".join(s) for s in sents], av, self._raw_texts())])
+        words, resource = language.language_words(self.lang) if self.lang is not None else ([], None)
+        into = language.WORDS_IN_LEXICON
+        lexicon = LexiconLearner(sents, self._user_words(), resource_words=words if into else [],
+                                 resource=resource if into else None)
+        learners: list[DictionaryLearner] = [lexicon]
+        reads = template_columns(lines)
+        if self.lang is not None and set(DICTIONARY_COLUMNS) & reads:
+            learners.append(FixedLearner(DictionaryWords(words, resource=resource)))
+        av = variety_columns(reads)
+        if av:
+            learners.append(VarietyLearner(["".join(s) for s in sents], av, self._raw_texts()))
+        return learners[0] if len(learners) == 1 else Learners(learners)
 
     def _raw_texts(self) -> list[str]:
         if self.raw is None:

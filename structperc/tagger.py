@@ -14,10 +14,19 @@ import numpy as np
 from structperc import predict
 from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, jackknifed
-from structperc.features.instances import check_known_tags, columns_to_read, data_tags, split_tags, with_dictionary
+from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.instances import (
+    check_known_tags,
+    columns_to_read,
+    data_tags,
+    split_tags,
+    template_columns,
+    with_dictionary,
+)
+from structperc.features.resources.language import language_dictionaries, tagger_kinds
 from structperc.features.stacking import STAGE_LINES, reads_stage_column
 from structperc.features.task import Task
-from structperc.features.templates import resolve_template
+from structperc.features.templates import language_lines, resolve_template
 from structperc.io.corpus import Corpus
 from structperc.io.inputs import to_corpus
 from structperc.labels import LabelSet
@@ -90,6 +99,12 @@ class Tagger(Assessment):
         `structperc.features.stacking`): opt-in for NER (esp.testa +0.65 F1, ned.testa +0.46), training
         ×1.7–1.8, tagging ×1.2–1.4; not continued (`partial_fit`) or checkpointed. The first stage's
         epochs reach ``fit``'s ``callback`` too, with ``stage=1``.
+    lang : str, optional
+        A language whose Brown clusters (``"en"``, ``"es"``, ``"de"``: spaCy's, from the
+        ``spacy-lookups-data`` package) become the ``clu*`` columns, with the cluster templates the
+        task's preset adds for them (`structperc.features.templates.LANGUAGE_LINES`; a template file or
+        list reads the columns itself). The model carries every word the clusters place, so tagging
+        needs no extra package. A language without clusters is refused.
 
     Attributes
     ----------
@@ -128,13 +143,13 @@ class Tagger(Assessment):
                  seed: int = 0, dev_split: float = 0.0, refit: bool = True, feature_set: str = "all",
                  folds: int = 10, unknown_tag: str | None = "?", tag_dictionary: bool = False,
                  step: str = "perceptron", margin: float = 0.0, C: float = 1.0, order: int = 1,
-                 two_stage: bool = False):
+                 two_stage: bool = False, lang: str | None = None):
         self.task, self.template, self.columns, self.tag_column = task, template, columns, tag_column
         self.scheme, self.constrained, self.encoding = scheme, constrained, encoding
         self.epochs, self.min_count, self.seed, self.dev_split = epochs, min_count, seed, dev_split
         self.refit, self.feature_set, self.folds, self.unknown_tag = refit, feature_set, folds, unknown_tag
         self.tag_dictionary, self.step, self.margin, self.C, self.order = tag_dictionary, step, margin, C, order
-        self.two_stage = two_stage
+        self.two_stage, self.lang = two_stage, lang
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -161,6 +176,12 @@ class Tagger(Assessment):
                    mixing=mixing, dask=dask, clusters=clusters)
         params.check(settings, task, data=X, **run)
         lines = resolve_template(self.template if self.template is not None else task.template)
+        resources: list = []
+        if self.lang is not None:
+            lines = lines + [x for x in language_lines(self.template, task.template, tagger_kinds(self.lang))
+                             if x not in lines]
+            clusters, resources = language_dictionaries(  # type: ignore[assignment]
+                self.lang, template_columns(lines), task.token_column)
         if self.two_stage and not reads_stage_column(lines):
             lines = lines + list(STAGE_LINES)
         params.validate({**settings, **run}, task=task, lines=lines)  # the rules about the template too
@@ -170,9 +191,20 @@ class Tagger(Assessment):
                            unknown=self.unknown_tag)
         dev_corpus = to_corpus(dev, dev_y, task, need_tags=True, reads=reads, dataset_columns=columns,
                                unknown=self.unknown_tag) if dev is not None else None
-        learner = fitting.dictionary_learner(corpus, task, lines, None, self.unknown_tag, clusters)
-        return self._fit_corpus(corpus, dev_corpus, X, task, lines, columns, learner, callback,
-                                checkpoint_dir, resume, progress, dict(workers=workers, mixing=mixing, dask=dask))
+        learner = fitting.dictionary_learner(corpus, task, lines, None, self.unknown_tag, clusters, resources)
+        self._fit_corpus(corpus, dev_corpus, X, task, lines, columns, learner, callback,
+                         checkpoint_dir, resume, progress, dict(workers=workers, mixing=mixing, dask=dask))
+        self._record_resources()
+        return self
+
+    def _record_resources(self) -> None:
+        """Name the language resources the model carries in its provenance (`structperc info` shows them)."""
+        found: list[dict] = []
+        for r in (getattr(p, "resource", None) for p in dictionary_parts(self.dictionary_)):
+            if r and r.get("name") not in [f.get("name") for f in found]:
+                found.append(r)
+        if found:
+            self.provenance_["resources"] = found
 
     def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task: Task, lines: list[str],
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
@@ -258,8 +290,9 @@ class Tagger(Assessment):
         return LabelSet(self.labels_)
 
     def _saved_params(self) -> dict:
-        """The parameters a model file records (the template is saved as lines of its own)."""
-        return {k: v for k, v in self.get_params().items() if k != "template"}
+        """The parameters a model file records (the template is saved as lines of its own; ``lang`` only
+        when given, so models trained without it keep their bytes)."""
+        return {k: v for k, v in self.get_params().items() if k != "template" and not (k == "lang" and v is None)}
 
     @property
     def model_(self) -> schema.Model:

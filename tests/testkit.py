@@ -156,3 +156,9 @@ def first_sentences(path, n, drop_last_column=False) -> str:
     if drop_last_column:
         blocks = ["\n".join(line.rsplit(" ", 1)[0] for line in b.split("\n")) for b in blocks]
     return "\n\n".join(blocks) + "\n\n"
+
+
+def expanded(values: dict) -> dict:
+    """A dictionary's columns as one value per token: coded columns (``(distinct, codes)``, what the
+    resource dictionaries write) expanded, lists as they are."""
+    return {name: [v[0][c] for c in v[1]] if isinstance(v, tuple) else list(v) for name, v in values.items()}

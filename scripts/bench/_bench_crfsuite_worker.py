@@ -34,6 +34,9 @@ ner    the sklearn-crfsuite tutorial's ``word2features`` (bias, word.lower(), wo
        strings ``…=0``/``…=1`` (both values are attributes, as in structperc's ``isupper(w[0])``
        template), where the tutorial's dicts would give ``False`` a zero weight.
 pos    the same without the POS features.
+
+``--lang CODE`` (crf-train, crf-tag) adds to any of them the Brown-cluster attributes structperc's ``train --lang``
+adds to a preset (`with_clusters`), read from the same table.
 """
 from __future__ import annotations
 
@@ -266,6 +269,31 @@ def pos_features(X: Sentence) -> list[list[str]]:
     return _tutorial_features(X, with_pos=False)
 
 
+def with_clusters(featurize: Callable[[Sentence], list[list[str]]], lang: str) \
+        -> Callable[[Sentence], list[list[str]]]:
+    """``featurize`` plus the Brown-cluster attributes structperc's ``--lang`` adds to a preset
+    (`structperc.features.templates.CLUSTER_WINDOW`: path prefixes of 4, 6, 10 and 20 bits at offsets −1, 0, +1,
+    from the same table), so that both sides train on the same information: ``clu6[-1]=010110``; ``<unk>`` for a
+    word without a path and structperc's ``__BOS__``/``__EOS__`` past the sentence."""
+    from structperc.features.resources.language import language_clusters
+
+    clusters = language_clusters(lang)
+
+    def featurize_with_clusters(X: Sentence) -> list[list[str]]:
+        words = [tok["w"] for tok in X]
+        paths = [clusters.path(w) for w in words]
+        out = featurize(X)
+        for t, attributes in enumerate(out):
+            for i in (-1, 0, 1):
+                p = t + i
+                path = paths[p] if 0 <= p < len(words) else None
+                pad = "__BOS__" if p < 0 else "__EOS__" if p >= len(words) else "<unk>"
+                for n in (4, 6, 10, 20):
+                    attributes.append(escape(f"clu{n}[{i}]={path[:n] if path else pad}"))
+        return out
+    return featurize_with_clusters
+
+
 #: Feature functions by name (the parent's task configs refer to these names).
 FEATURES: dict[str, Callable[[Sentence], list[list[str]]]] = {
     "chunk": chunk_features,
@@ -280,7 +308,7 @@ FEATURES: dict[str, Callable[[Sentence], list[list[str]]]] = {
 def crf_train(args) -> dict:
     import pycrfsuite
 
-    featurize = FEATURES[args.features]
+    featurize = FEATURES[args.features] if not args.lang else with_clusters(FEATURES[args.features], args.lang)
     started = time.perf_counter()
     trainer = pycrfsuite.Trainer(algorithm="ap", verbose=False)
     trainer.set_params({"max_iterations": args.epochs})
@@ -315,7 +343,7 @@ def crf_train(args) -> dict:
 def crf_tag(args) -> dict:
     import pycrfsuite
 
-    featurize = FEATURES[args.features]
+    featurize = FEATURES[args.features] if not args.lang else with_clusters(FEATURES[args.features], args.lang)
     tagger = pycrfsuite.Tagger()
     tagger.open(args.model)
     n_tokens = 0
@@ -382,6 +410,7 @@ def parse_args(argv=None):
     p.add_argument("--label", default="y", help="the field holding the gold label")
     p.add_argument("--materialise", action="store_true",
                    help="build all feature lists first, then append (tutorial-notebook style)")
+    p.add_argument("--lang", default=None, help="add the language's cluster attributes (as structperc's --lang)")
     p.set_defaults(run=crf_train)
 
     p = sub.add_parser("crf-tag")
@@ -391,6 +420,7 @@ def parse_args(argv=None):
     p.add_argument("--features", choices=sorted(FEATURES), required=True)
     p.add_argument("--format", choices=("conll", "conllu", "raw"), default="conll")
     p.add_argument("--fields", default="")
+    p.add_argument("--lang", default=None, help="add the language's cluster attributes (as structperc's --lang)")
     p.set_defaults(run=crf_tag)
 
     p = sub.add_parser("sp-train")

@@ -109,6 +109,7 @@ class TaskConfig:
     tag_target: float = 5.0           # tagging throughput target, × CRFsuite
     eval_key: tuple[str, ...] = ("micro", "f1")  # the figure in `structperc eval --json`
     notes: tuple[str, ...] = ()       # task-specific lines for the report
+    crf_lang: str | None = None       # CRFsuite also gets the language's cluster attributes (--lang)
 
     def template_arg(self, work: Path) -> str:
         """The --template value: the preset name, or a template file written into ``work``."""
@@ -279,6 +280,8 @@ def crf_train(cfg: TaskConfig, train: Path, model: Path, epochs: int, materialis
            "--fields", ",".join(cfg.crf_fields), "--label", cfg.crf_label]
     if materialise:
         cmd.append("--materialise")
+    if cfg.crf_lang:
+        cmd += ["--lang", cfg.crf_lang]
     m = run_measured(cmd, env=child_env(), json_stdout=True)
     r = m.result
     return {"wall": m.wall, "maxrss": m.maxrss, "cpu": m.cpu, "model_bytes": dir_bytes(model),
@@ -322,6 +325,8 @@ def crf_tag(cfg: TaskConfig, model: Path, source: Path, output: Path, n_tokens: 
     cmd = [sys.executable, str(WORKER), "crf-tag", "--model", str(model), "--input", str(source),
            "--output", str(output), "--features", cfg.crf_features, "--format", fmt,
            "--fields", ",".join(cfg.crf_input_fields)]
+    if cfg.crf_lang:
+        cmd += ["--lang", cfg.crf_lang]
     m = run_measured(cmd, env=child_env(), json_stdout=True)
     return {"wall": m.wall, "maxrss": m.maxrss, "tokens_per_s": n_tokens / m.wall}
 
@@ -679,6 +684,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--feature-set", choices=("observed", "all"), default="observed",
                     help="structperc's state feature set: 'observed' is CRFsuite's own (the pairs "
                          "seen in training), 'all' every attribute × label pair [default: observed]")
+    ap.add_argument("--lang", metavar="CODE", default=None,
+                    help="both sides also read the language's Brown clusters: structperc through --lang CODE, "
+                         "CRFsuite as the same attributes (chunk, ner, pos) [default: none]")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write all figures as JSON")
     args = ap.parse_args(argv)
     for name in ("epochs", "repeat", "tag_repeat"):
@@ -698,6 +706,23 @@ def main(argv=None) -> int:
         notes=cfg.notes + (f"structperc feature set: {args.feature_set}"
                            + (" (CRFsuite's: pairs seen in training)" if args.feature_set == "observed"
                               else " (every attribute × label pair; CRFsuite keeps the seen ones)"),))
+    if args.lang:
+        from structperc.features.resources.language import tagger_kinds
+        from structperc.features.templates import CLUSTER_WINDOW, language_lines
+
+        added = language_lines(cfg.template, cfg.template, tagger_kinds(args.lang)) if cfg.template \
+            else list(CLUSTER_WINDOW)
+        if cfg.segmenter or added != CLUSTER_WINDOW:
+            print(f"bench_crfsuite: --lang mirrors the cluster window on both sides; the {args.task} benchmark's "
+                  "template would add other columns", file=sys.stderr)
+            return 2
+        cfg = dataclasses.replace(
+            cfg, sp_train_args=cfg.sp_train_args + ("--lang", args.lang), crf_lang=args.lang,
+            sp_api_params=cfg.sp_api_params + (("lang", args.lang),),
+            template_lines=cfg.template_lines + tuple(CLUSTER_WINDOW) if not cfg.template else cfg.template_lines,
+            notes=cfg.notes + (f"--lang {args.lang}: both sides also read the language's Brown cluster paths "
+                               "(prefixes of 4, 6, 10, 20 bits at offsets -1, 0, +1; structperc through --lang, "
+                               "CRFsuite as attributes from the same table)",))
     train, test = args.train or cfg.train, args.test or cfg.test
     missing = [str(p) for p in (train, test) if not p.is_file()]
     if missing:

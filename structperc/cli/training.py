@@ -118,6 +118,13 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--clusters", "clusters", metavar="FILE",
               help="Word clusters ('structperc clusters', or wcluster's paths file) for templates reading "
                    "clu4, clu6, clu10, clu20 or clu (cluster-path prefixes); saved in the model.")
+@click.option("--lang", "lang", metavar="CODE", default=None,
+              help="Add what the field already learnt for language CODE from unlabelled text, carried inside the "
+                   "model (tagging needs no extra package): Brown clusters for tagging (en, es, de; with --task "
+                   "pos, en also WordNet's parts of speech), jieba's dictionary words for --task cws (zh). Dutch "
+                   "(lemma tables) and Greek (word frequencies) have resources no preset reads: refused in one "
+                   "line unless --template reads lpos/frq; other languages are refused. Needs pip install "
+                   "\"structperc[resources]\" to train.")
 @click.option("--dask", metavar="ADDRESS", default=None,
               help="With --workers N: run the N shards' epochs on a Dask cluster (a scheduler address such as "
                    "tcp://host:8786, or local:K for K worker processes here); the same model as without it. "
@@ -134,7 +141,7 @@ def _progress(epochs: int, quiet: bool):
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, raw, checkpoint_dir, resume, init_model,
           add_labels, tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, order,
-          two_stage, clusters, dask, read_on_workers, mixing, keep_checkpoint, quiet):
+          two_stage, clusters, lang, dask, read_on_workers, mixing, keep_checkpoint, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import commands
@@ -154,7 +161,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
                              tag_column=tag_column, scheme=scheme, constrained=constrained, encoding=encoding,
                              epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
                              feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag,
-                             step=step, margin=margin, C=C, order=order, two_stage=two_stage, raw=raw)
+                             step=step, margin=margin, C=C, order=order, two_stage=two_stage, raw=raw,
+                             lang=lang)
     except OptionError as exc:
         if exc.usage:  # a flag of another trainer: a usage error, as click's own parsing reports one
             raise click.UsageError(exc.reason) from None

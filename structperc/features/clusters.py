@@ -27,7 +27,7 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.features.dictionary import with_columns
+from structperc.features.dictionary import FixedLearner, with_columns, word_columns
 from structperc.io.corpus import Corpus
 from structperc.io.text import open_text_lines
 
@@ -52,25 +52,68 @@ class ClusterMap:
     >>> m = ClusterMap({"cat": "0110", "dog": "0111", "sat": "10"}, prefixes=(2, 3))
     >>> m.columns
     ('clu2', 'clu3', 'clu')
-    >>> m.values(Corpus.from_sentences([["The", "Cat", "sat"]]))["clu3"]
+    >>> distinct, codes = m.values(Corpus.from_sentences([["The", "Cat", "sat"]]))["clu3"]
+    >>> [distinct[c] for c in codes]
     ['<unk>', '011', '10']
     """
 
     def __init__(self, paths: dict[str, str], counts: dict[str, int] | None = None, *, word: str = "word",
-                 prefixes: Sequence[int] = PREFIX_LENGTHS):
-        for w, bits in paths.items():
-            if not bits or set(bits) - {"0", "1"}:
+                 prefixes: Sequence[int] = PREFIX_LENGTHS, resource: dict | None = None):
+        for bits in set(paths.values()):  # the distinct paths: a resource's million words share a thousand
+            if not isinstance(bits, str) or not bits or set(bits) - {"0", "1"}:
+                w = next(w for w, b in paths.items() if b == bits)
                 raise InputError(f"cluster path of {w!r} is not a bitstring: {bits!r}")
         if any(int(n) < 1 for n in prefixes):
             raise InputError(f"cluster prefix lengths must be positive: {list(prefixes)}")
-        self.paths = dict(paths)
+        self._paths: dict[str, str] | None = dict(paths)
+        #: a stored resource's words and their paths, until `paths` is first needed (`stored`)
+        self._table: tuple[list[str], list[str]] | None = None
         self.counts = dict(counts or {})
         self.word = word
         self.prefixes = tuple(int(n) for n in prefixes)
+        #: Where the clusters come from when a language resource gave them (`structperc.features.resources`:
+        #: name, package, version, licence); such a map is stored as arrays (`arrays`), not as JSON lists.
+        self.resource = dict(resource) if resource else None
 
     @property
     def columns(self) -> tuple[str, ...]:
         return tuple(f"{CLUSTER_COLUMN}{n}" for n in self.prefixes) + (CLUSTER_COLUMN,)
+
+    @classmethod
+    def stored(cls, words: list[str], paths: list[str], *, word: str = "word",
+               prefixes: Sequence[int] = PREFIX_LENGTHS, resource: dict | None = None) -> "ClusterMap":
+        """A map of ``words[i]`` → ``paths[i]`` (a model's stored table) whose dictionary is built only when
+        needed: tagging once looks up a corpus's few thousand distinct words in one pass over the table
+        instead (`values`), where building the dictionary of a Spanish table took a tenth of a second."""
+        distinct = set(paths)
+        ClusterMap({p: p for p in distinct}, prefixes=prefixes)  # the same checks of the paths and prefixes
+        m = cls({}, word=word, prefixes=prefixes, resource=resource)
+        m._paths, m._table = None, (words, paths)
+        return m
+
+    @property
+    def paths(self) -> dict[str, str]:
+        """Word → path."""
+        if self._paths is None:
+            assert self._table is not None
+            self._paths, self._table = dict(zip(*self._table)), None
+        return self._paths
+
+    def _found(self, words: list[str]) -> list[str | None]:
+        """`path` of each of ``words``: from the dictionary, or (a stored table's first lookup) from one pass
+        over the table, after which the dictionary is built for the next."""
+        if self._table is None:
+            return [self.path(w) for w in words]
+        needed = set(words) | {w.lower() for w in words}
+        hit = {w: p for w, p in zip(*self._table) if w in needed}
+        self._table_passes = getattr(self, "_table_passes", 0) + 1
+        if self._table_passes > 1:  # looked up again (training folds, streamed input): build the dictionary
+            self.paths  # noqa: B018
+        found = []
+        for w in words:
+            p = hit.get(w)
+            found.append(p if p is not None else hit.get(w.lower()))
+        return found
 
     @property
     def n_clusters(self) -> int:
@@ -82,16 +125,19 @@ class ClusterMap:
         hit = self.paths.get(word)
         return hit if hit is not None else self.paths.get(word.lower())
 
-    def values(self, corpus: Corpus) -> dict[str, list[str]]:
-        """One value per token for every column; the lookups run once per distinct word."""
-        distinct, codes = corpus.factorize(self.word)
-        found = [self.path(w) for w in distinct]
-        out: dict[str, list[str]] = {}
-        for name, n in zip(self.columns, self.prefixes + (None,)):
-            table = np.array([UNKNOWN if p is None else (p if n is None else p[:n]) for p in found] or [""],
-                             dtype=object)
-            out[name] = table[codes].tolist()
-        return out
+    def values(self, corpus: Corpus) -> dict[str, Any]:
+        """One value per token for every column, as ``(distinct, codes)``; the lookups run once per
+        distinct word."""
+        distinct, _ = corpus.factorize(self.word)
+        paths = dict(zip(distinct, self._found(list(distinct))))
+
+        def prefix(n: int | None):
+            def lookup(w: str) -> str:
+                p = paths[w]
+                return UNKNOWN if p is None else p if n is None else p[:n]
+            return lookup
+        lengths = self.prefixes + (None,)
+        return word_columns(corpus, self.word, {name: prefix(n) for name, n in zip(self.columns, lengths)})
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         """``corpus`` with the cluster columns (``values``, or the map's own)."""
@@ -99,35 +145,48 @@ class ClusterMap:
 
     def to_json(self) -> dict:
         """Paths → their words (sorted), and the prefix lengths: what a model file keeps (the counts
-        are not needed to tag)."""
+        are not needed to tag). A resource's map (hundreds of thousands of words) keeps its distinct
+        paths and its provenance here and its words in `arrays`."""
         by_path: dict[str, list[str]] = {}
         for w, bits in self.paths.items():
             by_path.setdefault(bits, []).append(w)
+        if self.resource is not None:
+            return {"kind": "brown", "prefixes": list(self.prefixes), "resource": self.resource,
+                    "paths": sorted(by_path), "stored": "arrays"}
         return {"kind": "brown", "prefixes": list(self.prefixes),
                 "paths": {bits: sorted(words) for bits, words in sorted(by_path.items())}}
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """A resource's words grouped by path (`structperc.features.resources.storage.pack_classes`);
+        nothing for a map read from a file."""
+        if self.resource is None:
+            return {}
+        from structperc.features.resources.storage import pack_classes
+
+        return pack_classes(self.paths)[1]
+
     @classmethod
-    def from_json(cls, data: dict, word: str = "word") -> "ClusterMap":
-        """Read `to_json` output."""
+    def from_json(cls, data: dict, word: str = "word", arrays: dict[str, np.ndarray] | None = None) -> "ClusterMap":
+        """Read `to_json` output (and, for a resource's map, its `arrays`)."""
         if not isinstance(data, dict) or data.get("kind") != "brown":
             raise ValueError("not a Brown cluster map")
+        if data.get("stored") == "arrays":
+            from structperc.features.resources.storage import unpack_class_lists
+
+            stored_words, stored_paths = unpack_class_lists(list(data["paths"]), arrays)
+            return cls.stored(stored_words, stored_paths, word=word, prefixes=data["prefixes"],
+                              resource=data["resource"])
         paths = {w: bits for bits, words in data["paths"].items() for w in words}
         return cls(paths, word=word, prefixes=data["prefixes"])
 
 
-class ClusterLearner:
+class ClusterLearner(FixedLearner):
     """The `structperc.features.dictionary.DictionaryLearner` of a fixed `ClusterMap`: clusters come
     from raw text, not from the training tags, so every fold gets the same map (no jackknifing)."""
 
     def __init__(self, clusters: ClusterMap):
+        super().__init__(clusters)
         self.clusters = clusters
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return self.clusters.columns
-
-    def learn(self, sentences: np.ndarray) -> ClusterMap:
-        return self.clusters
 
 
 # -- the paths file ------------------------------------------------------------------------------

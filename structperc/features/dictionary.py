@@ -53,6 +53,36 @@ class DictionaryLearner(Protocol):
         """The dictionary of the given sentences (indices into the training corpus, ascending)."""
 
 
+class FixedLearner:
+    """The `DictionaryLearner` of a dictionary made from unlabelled text (word clusters, frequency bands):
+    it never reads the training tags, so every fold gets the same dictionary (nothing to jackknife)."""
+
+    def __init__(self, dictionary: ColumnDictionary):
+        self.dictionary = dictionary
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.dictionary.columns
+
+    def learn(self, sentences: np.ndarray) -> ColumnDictionary:
+        return self.dictionary
+
+
+def word_columns(corpus: Corpus, word: str, lookups: dict[str, Any]) -> dict[str, tuple[list[str], np.ndarray]]:
+    """Columns whose value depends on the word alone, as ``(distinct, codes)`` (`Corpus.with_column`): each
+    ``lookups[name]`` maps a word to its value and runs once per distinct word of column ``word``; no
+    string per token is made (a resource's columns of a large corpus, `structperc.features.resources`)."""
+    distinct, codes = corpus.factorize(word)
+    out = {}
+    for name, lookup in lookups.items():
+        ids: dict[str, int] = {}
+        of_word = np.fromiter((ids.setdefault(lookup(w), len(ids)) for w in distinct), dtype=np.int64,
+                              count=len(distinct))
+        # the words come in order of first occurrence, so their values are numbered in that order too
+        out[name] = (list(ids), of_word[codes])
+    return out
+
+
 def with_columns(corpus: Corpus, values: dict[str, Any], names: tuple[str, ...]) -> Corpus:
     """``corpus`` with the columns ``names`` of ``values`` (lists, or ``(distinct, codes)``): what a
     dictionary's `annotate` writes."""

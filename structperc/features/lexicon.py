@@ -184,10 +184,15 @@ class SegmentationDictionary:
     dictionary without them writes, and saves, exactly what it did before they existed."""
 
     def __init__(self, lexicon: Iterable[str], train_words: Iterable[str] = (),
-                 atomic: dict[str, bool] | None = None, extended: bool = False):
+                 atomic: dict[str, bool] | None = None, extended: bool = False,
+                 resource_words: Iterable[str] = (), resource: dict | None = None):
         # sets, sorted only when asked (`to_json`, reports): a jackknife fold's dictionary is looked
         # up, never saved, and ten folds' sorts of every training word cost more than their lookups
-        self._lexicon_set = set(lexicon)
+        #: a language resource's words (`structperc.features.resources`), in the lexicon and stored apart,
+        #: deflated (`arrays`), with the resource's provenance (``resource``)
+        self._resource_set = set(resource_words)
+        self.resource = dict(resource) if resource else None
+        self._lexicon_set = set(lexicon) | self._resource_set
         self._train_set = set(train_words)
         self.atomic = {kind: bool((atomic or {}).get(kind, True)) for kind in KINDS}
         self.extended = bool(extended)
@@ -252,20 +257,39 @@ class SegmentationDictionary:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
     def to_json(self) -> dict:
-        data: dict[str, Any] = {"train_words": self.train_words, "lexicon": self.lexicon, "atomic": self.atomic}
+        lexicon = self.lexicon if self.resource is None else sorted(self._lexicon_set - self._resource_set)
+        data: dict[str, Any] = {"train_words": self.train_words, "lexicon": lexicon, "atomic": self.atomic}
         if self.extended:
             data["extended"] = True
+        if self.resource is not None:
+            data["resource"] = self.resource
         return data
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The resource's words, sorted and deflated (none without a resource): `to_json` leaves them out."""
+        if self.resource is None:
+            return {}
+        from structperc.features.resources.storage import pack_words
+
+        return {"resource_words": pack_words(sorted(self._resource_set))}
+
     @classmethod
-    def from_json(cls, data: dict) -> "SegmentationDictionary":
+    def from_json(cls, data: dict, arrays: dict[str, np.ndarray] | None = None) -> "SegmentationDictionary":
         """The dictionary a model file keeps. Files written before runs were learnt have no
         ``atomic``: nothing says whether their training data split runs, so every kind is atomic,
         as in most segmentation standards (and the point of keeping them whole). Files without
         ``extended`` write the three original columns."""
         atomic = data.get("atomic")
+        resource_words: list[str] = []
+        if data.get("resource") is not None:
+            from structperc.features.resources.storage import unpack_words
+
+            if not arrays or "resource_words" not in arrays:
+                raise ValueError("the lexicon's resource words are missing")
+            resource_words = unpack_words(arrays["resource_words"])
         return cls(list(data["lexicon"]), list(data["train_words"]),
-                   dict(atomic) if isinstance(atomic, dict) else None, bool(data.get("extended", False)))
+                   dict(atomic) if isinstance(atomic, dict) else None, bool(data.get("extended", False)),
+                   resource_words, data.get("resource"))
 
 
 def segmentation_dictionary(dictionary: Any) -> SegmentationDictionary | None:
@@ -278,9 +302,13 @@ class LexiconLearner:
     with the user's own ``extra`` words (a `structperc.features.dictionary.DictionaryLearner`);
     ``extended``: dictionaries that also write `EXTRA_COLUMNS`."""
 
-    def __init__(self, sentences: list[list[str]], extra: Iterable[str] = (), extended: bool = False):
+    def __init__(self, sentences: list[list[str]], extra: Iterable[str] = (), extended: bool = False,
+                 resource_words: Iterable[str] = (), resource: dict | None = None):
         self.sentences = sentences
-        self.extra = list(extra)
+        self.resource_words = list(resource_words)
+        self.resource = resource
+        #: the words in every fold's lexicon: the user's and the resource's
+        self.extra = list(extra) + self.resource_words
         self.extended = bool(extended)
         self._stats: AtomicStats | None = None
         self._word_ids: tuple[list[str], np.ndarray, np.ndarray] | None = None
@@ -299,7 +327,7 @@ class LexiconLearner:
     def learn(self, sentences: np.ndarray) -> SegmentationDictionary:
         words = self._words(sentences)
         return SegmentationDictionary(words | set(self.extra), words, self.stats.atomic(sentences),
-                                      self.extended)
+                                      self.extended, self.resource_words, self.resource)
 
     def jackknife_values(self, corpus: Corpus, fold_of: np.ndarray, folds: int) -> dict[str, Any] | None:
         """Every fold's columns in one compiled pass (`structperc.features.dictionary.jackknifed` asks

@@ -361,6 +361,46 @@ PRESETS: dict[str, list[str]] = {
 }
 
 
+#: Brown-cluster path prefixes at the word and its neighbours, the generic set of Turian et al. (2010):
+#: what ``--lang`` adds to a tagger's preset whose task has no study of its own (`LANGUAGE_LINES`).
+CLUSTER_WINDOW = [f"clu{n}[{i}]" for i in (-1, 0, 1) for n in (4, 6, 10, 20)]
+#: The word's frequency band (`structperc.features.resources.bands`): measured, read by no preset.
+BAND_LINES = ["frq[0]", "frq[0]|shortshape(w[0])"]
+#: The parts of speech a lexicon allows the word and its neighbours (`structperc.features.resources.lemmas`).
+LEMMA_LINES = ["lpos[-1]", "lpos[0]", "lpos[1]", "lpos[0]|suffix2(w[0])"]
+_GENERIC = {"clusters": CLUSTER_WINDOW}
+#: An external dictionary's own lexicon columns (`structperc.features.resources.wordlist`), as the ``cws``
+#: preset reads the training lexicon's.
+DICTIONARY_LINES = ["dicb[0]", "dice[0]", "dicm[0]", "dicb[0]|dice[0]|dicm[0]", "dice[-1]|dicb[0]",
+                    "c[0]|dicb[0]", "c[0]|dice[0]"]
+#: The templates ``--lang`` adds to each preset, by the kind of resource whose columns they read
+#: (`structperc.features.resources.language`), each chosen on held-out data by the study of its task family
+#: (``scripts/studies/study_lang.py``, 3 seeds): the cluster window paid on every task (CoNLL-2000 held-out
+#: +0.34, EWT dev +0.25, esp.testa +1.86) and more cluster lines did not; the lexicon's parts of speech paid on
+#: EWT (+0.14 more, every seed) but not on chunking (+0.07) or Dutch NER (+0.16, one seed −0.94); frequency
+#: bands paid nowhere (EWT −0.03, chunking ±0, esp.testa −0.26); jieba's words paid most in columns of their
+#: own (SXU held-out +0.96, with frequency ≥ 5) rather than in the training lexicon (+0.15). A tagger's preset
+#: not named here gets the cluster window; a template file or list reads the ``clu*``/``frq``/``lpos``/``dic*``
+#: columns itself.
+LANGUAGE_LINES: dict[str, dict[str, list[str]]] = {
+    "chunk": {"clusters": CLUSTER_WINDOW},
+    "pos": {"clusters": CLUSTER_WINDOW, "lemmas": LEMMA_LINES},
+    "ner": {"clusters": CLUSTER_WINDOW},
+    "cws": {"words": DICTIONARY_LINES},
+}
+_SEGMENTER_PRESETS = ("cws", "cws-chars", "hanlp-cws")
+
+
+def language_lines(template: str | Sequence[str] | None, task_template: str, kinds: Sequence[str]) -> list[str]:
+    """The lines ``--lang`` adds to ``template`` (None: the task's preset ``task_template``) for a language
+    with resources of ``kinds``."""
+    name = task_template if template is None else template
+    if not isinstance(name, str) or name not in PRESETS:
+        return []
+    chosen = LANGUAGE_LINES.get(name, {} if name in _SEGMENTER_PRESETS else _GENERIC)
+    return [line for kind in kinds for line in chosen.get(kind, [])]
+
+
 def preset(name: str) -> list[str]:
     """Template lines of a named preset."""
     try:

@@ -27,7 +27,8 @@ def model_info(path: str | os.PathLike) -> dict:
     ``nonzero_weights``, ``vocabulary`` (entries per atom), ``params``, ``structperc_version`` (that
     trained it), ``date``, ``epochs``, ``best_epoch``, ``seed``, ``dev_score``, ``n_sentences``,
     ``n_tokens``, ``stage1`` (a two-stage model's first stage: templates, epochs, attributes),
-    ``training_files`` (name and sha256 of each), ``compression`` (None if never
+    ``training_files`` (name and sha256 of each), ``resources`` (the language resources the model
+    carries, each's name, package, version, file and licence: ``--lang``), ``compression`` (None if never
     compressed), ``calibration`` (the temperature's record or None), ``tag_dictionary`` (words, or
     None), ``provenance`` (verbatim) and, for segmenters, ``cws`` (dictionary sizes).
 
@@ -76,6 +77,7 @@ def model_info(path: str | os.PathLike) -> dict:
         "compression": prov.get("compressed"),
         "calibration": model.calibration,
         "tag_dictionary": None if model.tag_dictionary is None else len(model.tag_dictionary),
+        "resources": [dict(r) for r in prov.get("resources") or [] if isinstance(r, dict)],
         "provenance": prov,
     }
     if model.stage1 is not None:  # two-stage: the first stage's size
@@ -139,6 +141,11 @@ def format_info(d: dict) -> str:
         lines.append(f"data         {_n(d['n_sentences'])} sentences, {_n(d.get('n_tokens'))} tokens")
     for f in d.get("training_files") or []:
         lines.append(f"source       {f['name']}" + (f" sha256 {f['sha256']}" if f.get("sha256") else ""))
+    for r in d.get("resources") or []:
+        lines.append(f"resource     {r.get('name')}: {r.get('package')} {r.get('version')}, {r.get('file')}; "
+                     f"licence: {r.get('licence')}"
+                     + (f", {r['words']:,} words" if isinstance(r.get("words"), int) else "")
+                     + (f" of frequency >= {r['min_frequency']}" if "min_frequency" in r else ""))
     cal = d.get("calibration")
     lines.append(f"calibration  temperature {cal['temperature']:.4g} fitted on {cal.get('source')} "
                  f"(ECE {cal['ece'][0]:.4f} -> {cal['ece'][1]:.4f})" if cal else "calibration  none (temperature 1)")

@@ -20,7 +20,10 @@ Metadata (format version 1; version 2 is a model with second-order transitions, 
                      ``order`` when it is 1: first-order models keep the bytes they had before it)
     provenance       version, date, epochs, best epoch, seed, dev score, training files …
     extra            the learnt dictionaries, one key each: {"gazetteer": …} (NER), {"cws": {train_words,
-                     lexicon}}, {"ambiguity": {table, lower}} (POS), {"clusters": {kind, prefixes, paths}};
+                     lexicon}}, {"ambiguity": {table, lower}} (POS), {"clusters": {kind, prefixes, paths}}
+                     ({kind, prefixes, resource, paths: [distinct], stored: "arrays"} for a language
+                     resource's, its words in the arrays ``extra.clusters.{words,counts}``), {"bands": …}
+                     (frequency bands of a resource, likewise in ``extra.bands.*``);
                      the decoding tag dictionary: {"tag_dictionary": …} (`structperc.features.tagdict`)
     dataset_columns  the `datasets` column names a model was trained from
     calibration      (when fitted) {"temperature": τ, "source", "tokens", "nll": [before, after],
@@ -55,6 +58,9 @@ from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
+from structperc.features.resources.bands import WordBands
+from structperc.features.resources.lemmas import LemmaClasses
+from structperc.features.resources.wordlist import DictionaryWords
 from structperc.features.task import Task, masks
 from structperc.features.templates import parse_templates
 from structperc.features.variety import AccessorVariety
@@ -148,19 +154,33 @@ class Model:
 
 #: The key of each kind of learnt dictionary in ``extra`` (a model may hold several: `Dictionaries`).
 _DICTIONARY_KEYS = (("gazetteer", Gazetteer), ("cws", SegmentationDictionary), ("ambiguity", AmbiguityClasses),
-                    ("clusters", ClusterMap), ("variety", AccessorVariety))
+                    ("clusters", ClusterMap), ("variety", AccessorVariety), ("bands", WordBands),
+                    ("lemmas", LemmaClasses), ("dictionary", DictionaryWords))
 
 
-def _extra_json(model: Model) -> dict:
+#: The array-name prefix of a dictionary's tables (a language resource's words: ``extra.clusters.words``).
+_EXTRA_ARRAYS = "extra"
+
+
+def _extra_json(model: Model, arrays: dict[str, np.ndarray]) -> dict:
+    """The dictionaries' JSON; the tables a dictionary keeps as arrays (a resource's words) go into
+    ``arrays`` as ``extra.<key>.<name>``."""
     extra: dict = {}
     for part in dictionary_parts(model.dictionary):
         key = next(k for k, kind in _DICTIONARY_KEYS if isinstance(part, kind))
         if key in extra:
             raise ValueError(f"a model holds one dictionary of each kind, not two {key!r}")
         extra[key] = part.to_json()
+        tables = part.arrays() if hasattr(part, "arrays") else {}
+        arrays.update({f"{_EXTRA_ARRAYS}.{key}.{name}": a for name, a in tables.items()})
     if model.tag_dictionary is not None:
         extra["tag_dictionary"] = model.tag_dictionary.to_json()
     return extra
+
+
+def _extra_arrays(arrays: dict[str, np.ndarray], key: str) -> dict[str, np.ndarray]:
+    prefix = f"{_EXTRA_ARRAYS}.{key}."
+    return {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
 
 
 def _tag_dictionary(extra: dict) -> TagDictionary | None:
@@ -178,18 +198,26 @@ def _calibration(meta: dict) -> dict | None:
     return calibration
 
 
-def _dictionary(extra: dict, task: Task) -> ColumnDictionary | None:
+def _dictionary(extra: dict, task: Task, arrays: dict[str, np.ndarray]) -> ColumnDictionary | None:
     if not isinstance(extra, dict):
         raise TypeError("extra is not a mapping")
     found: list[ColumnDictionary] = []
     if extra.get("gazetteer") is not None:
         found.append(Gazetteer.from_json(extra["gazetteer"], word=task.token_column))
     if isinstance(extra.get("cws"), dict):
-        found.append(SegmentationDictionary.from_json(extra["cws"]))
+        found.append(SegmentationDictionary.from_json(extra["cws"], _extra_arrays(arrays, "cws")))
     if isinstance(extra.get("ambiguity"), dict):
         found.append(AmbiguityClasses.from_json(extra["ambiguity"], word=task.token_column))
     if isinstance(extra.get("clusters"), dict):
-        found.append(ClusterMap.from_json(extra["clusters"], word=task.token_column))
+        found.append(ClusterMap.from_json(extra["clusters"], word=task.token_column,
+                                          arrays=_extra_arrays(arrays, "clusters")))
+    if isinstance(extra.get("bands"), dict):
+        found.append(WordBands.from_json(extra["bands"], word=task.token_column, arrays=_extra_arrays(arrays, "bands")))
+    if isinstance(extra.get("lemmas"), dict):
+        found.append(LemmaClasses.from_json(extra["lemmas"], word=task.token_column,
+                                            arrays=_extra_arrays(arrays, "lemmas")))
+    if isinstance(extra.get("dictionary"), dict):
+        found.append(DictionaryWords.from_json(extra["dictionary"], _extra_arrays(arrays, "dictionary")))
     if isinstance(extra.get("variety"), dict):
         found.append(AccessorVariety.from_json(extra["variety"]))
     return None if not found else found[0] if len(found) == 1 else Dictionaries(found)
@@ -222,7 +250,7 @@ def _content(model: Model) -> tuple[dict, dict[str, np.ndarray]]:
         "features": meta_f,
         "shapes": {"state": list(w.sparse.shape), "cond": list(w.cond[:-1].shape)},
         "params": params, "provenance": model.provenance,
-        "extra": _extra_json(model), "dataset_columns": model.dataset_columns,
+        "extra": _extra_json(model, arrays), "dataset_columns": model.dataset_columns,
     }
     if model.calibration is not None:  # absent, not null, in uncalibrated models: their bytes stay as before
         meta["calibration"] = model.calibration
@@ -300,7 +328,7 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
         if stage1.stage1 is not None:
             raise ValueError("a first stage has no first stage of its own")
     return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end, order2),
-                 dict(meta["params"]), provenance, _dictionary(extra, task),
+                 dict(meta["params"]), provenance, _dictionary(extra, task, arrays),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
                  version, stage1)
 

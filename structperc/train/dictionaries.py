@@ -9,6 +9,7 @@ run orchestrates training, these only prepare its inputs.
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 import numpy as np
 
@@ -16,10 +17,12 @@ from structperc.errors import InputError
 from structperc.features.ambiguity import AmbiguityClasses, AmbiguityLearner
 from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
 from structperc.features.clusters import ClusterLearner, ClusterMap, read_paths
-from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, combined, jackknifed
+from structperc.features.dictionary import ColumnDictionary, DictionaryLearner, FixedLearner, combined, jackknifed
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.instances import model_tags, template_columns
+from structperc.features.resources.bands import WordBands
+from structperc.features.resources.lemmas import LemmaClasses
 from structperc.features.tagdict import TagDictionary
 from structperc.features.task import Task
 from structperc.io.corpus import Corpus
@@ -27,12 +30,13 @@ from structperc.labels import LabelSet
 
 
 def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], base: ColumnDictionary | None,
-                       unknown_tag: str | None = "?", clusters: str | os.PathLike | ClusterMap | None = None) \
-        -> DictionaryLearner | None:
+                       unknown_tag: str | None = "?", clusters: str | os.PathLike | ClusterMap | None = None,
+                       resources: Sequence[ColumnDictionary] = ()) -> DictionaryLearner | None:
     """The learner of a tagger's dictionaries, each when its templates read its columns (or, when
     training continues, when the model ``base`` has one): NER's gazetteer, the ambiguity classes
-    (``amb``, ``lamb``), and word clusters from the ``clusters`` file (``clu*``); several at once are
-    one `Learners`."""
+    (``amb``, ``lamb``), word clusters from the ``clusters`` file or map (``clu*``), and the other
+    tables of a language resource, ``resources`` (frequency bands, ``frq``); several at once are one
+    `Learners`."""
     reads = template_columns(template_lines)
     old = dictionary_parts(base)
     learners: list[DictionaryLearner] = []
@@ -51,6 +55,8 @@ def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], ba
                          "give a clusters file (--clusters FILE; 'structperc clusters' makes one)")
     if cluster_map is not None:
         learners.append(ClusterLearner(cluster_map))
+    kept: list[ColumnDictionary] = [p for p in old if isinstance(p, (WordBands, LemmaClasses))] or list(resources)
+    learners.extend(FixedLearner(p) for p in kept)
     return combined(learners)
 
 

@@ -20,6 +20,7 @@ from structperc.features.gazetteer import BASE_COLUMNS as GAZ_BASE
 from structperc.features.gazetteer import EXTRA_COLUMNS as GAZ_EXTRA
 from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.instances import template_columns
+from structperc.features.resources.language import lang_problem
 from structperc.features.stacking import reads_stage_column
 from structperc.labels import SCHEMES
 from structperc.labels.bmes6 import BMES6
@@ -158,7 +159,7 @@ _OPTIONS = (
     Option("task", "--task"), Option("scheme", "--scheme"), Option("encoding", "--encoding"),
     Option("columns", "--columns"), Option("tag_column", "--tag-column"), Option("template", "--template"),
     Option("dev", "--dev"), Option("two_stage", "--two-stage"), Option("tag_dictionary", "--tag-dictionary"),
-    Option("lexicon", "--lexicon"), Option("raw", "--raw"), Option("clusters", "--clusters"),
+    Option("lexicon", "--lexicon"), Option("raw", "--raw"), Option("clusters", "--clusters"), Option("lang", "--lang"),
     Option("checkpoint_dir", "--checkpoint-dir"), Option("resume", "--resume"),
     Option("keep_checkpoint", "--keep-checkpoint"), Option("init_model", "--init-model"),
     Option("add_labels", "--add-labels"), Option("dask", "--dask"), Option("read_on_workers", "--read-on-workers"),
@@ -296,14 +297,21 @@ RULES: tuple[Rule, ...] = (
          "model learns every tag of its data"),
     Rule("clusters_new_tagger", lambda g: g.get("clusters") is not None and (g.segmenter or g.get("init_model")),
          f"{spelled('clusters')} is for training a new tagger (not --init-model, not --task cws)"),
+    Rule("lang_resources", lambda g: g.get("lang") is not None and lang_problem(g.get("lang"), g.segmenter),
+         lambda g, found: found),
+    Rule("lang_or_clusters", lambda g: g.get("lang") is not None and g.get("clusters") is not None,
+         f"{spelled('lang')} and {spelled('clusters')} both give the word clusters: give one of them"),
+    Rule("lang_new_model", lambda g: g.get("lang") is not None and g.get("init_model"),
+         f"{spelled('lang')} is for training a new model: continued training ({spelled('init_model', ', ')}) "
+         "keeps the resources the model was trained with"),
     Rule("init_model_one_worker", lambda g: g.get("init_model") and (g.workers != 1 or g.get("dask") is not None),
          f"continued training ({spelled('init_model', ', ')}) runs on one worker: leave out "
          f"{spelled('workers')} and {spelled('dask')}"),
     Rule("read_on_workers_scope", lambda g: g.get("read_on_workers") and (
         g.get("dask") is None or g.workers < 2 or g.get("init_model") or g.segmenter or g.get("lexicon")
-        or g.get("clusters") is not None),
+        or g.get("clusters") is not None or g.get("lang") is not None),
          "--read-on-workers trains a new tagger on a Dask cluster (read_on_workers): give --dask and --workers N "
-         "(N > 1), and no --init-model, --task cws, --lexicon or --clusters"),
+         "(N > 1), and no --init-model, --task cws, --lexicon, --clusters or --lang"),
     Rule("read_on_workers_whole_corpus", lambda g: g.get("read_on_workers") and _whole_corpus(g),
          lambda g, found: f"{found} needs the whole training corpus in one place: not with the input read by "
                           "the Dask workers (--read-on-workers)"),

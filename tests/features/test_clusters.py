@@ -7,6 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from testkit import expanded
 
 from structperc.cli.clusters import clusters_command
 from structperc.errors import InputError
@@ -54,7 +55,7 @@ def test_prefix_columns_by_hand():
     m = ClusterMap({"cat": "0110", "dog": "0111", "sat": "10", "the": "000001111"}, prefixes=(2, 4))
     assert m.columns == ("clu2", "clu4", "clu")
     corpus = Corpus.from_sentences([["The", "cat", "sat"], ["a", "dog"]])
-    values = m.values(corpus)
+    values = expanded(m.values(corpus))
     # "The" falls back to "the"; a path shorter than the prefix is the whole path; "a" is unknown
     assert values == {"clu2": ["00", "01", "10", UNKNOWN, "01"],
                       "clu4": ["0000", "0110", "10", UNKNOWN, "0111"],

@@ -122,38 +122,40 @@ def test_read_jieba_dict(tmp_path):
 # -- the registry ---------------------------------------------------------------------------------
 
 def test_the_table():
-    assert languages() == ["de", "el", "en", "es", "zh"]
+    assert languages() == ["de", "el", "en", "es", "nl", "zh"]
     assert {(r.language, r.kind) for r in RESOURCES.values()} == {
         ("de", "clusters"), ("en", "clusters"), ("es", "clusters"),
         ("de", "probabilities"), ("el", "probabilities"), ("en", "probabilities"), ("es", "probabilities"),
-        ("zh", "words")}
+        ("en", "lemmas"), ("nl", "lemmas"), ("zh", "words")}
     for name, r in RESOURCES.items():
         assert name == f"{r.language}-{r.kind}" and r.kind in KINDS
-        assert r.extra == EXTRA == "resources" and r.licence == "MIT"
+        # English lemma tables are WordNet 3.0's, under Princeton's licence; everything else is MIT
+        assert r.extra == EXTRA == "resources"
+        assert r.licence == ("WordNet 3.0 licence (Princeton University)" if name == "en-lemmas" else "MIT")
     assert resource("en-clusters").file == "data/en_lexeme_cluster.json.gz"
     assert resource(("el", "probabilities")).package == "spacy-lookups-data"
     assert resource(("zh", "words")).import_name == "jieba"
 
 
 def test_resources_for_and_resource_agree():
-    assert [r.kind for r in resources_for("en")] == ["clusters", "probabilities"]
-    assert [r.name for r in resources_for(" EN ")] == ["en-clusters", "en-probabilities"]
+    assert [r.kind for r in resources_for("en")] == ["clusters", "probabilities", "lemmas"]
+    assert [r.name for r in resources_for(" EN ")] == ["en-clusters", "en-probabilities", "en-lemmas"]
     assert resource(("en", "clusters")) is resource("en-clusters")
 
 
 def test_an_unknown_language_is_one_line_listing_the_known_ones():
     with pytest.raises(InputError) as e:
         resources_for("xx")
-    assert one_line(e) == "no language resources for 'xx': known languages are de, el, en, es, zh"
+    assert one_line(e) == "no language resources for 'xx': known languages are de, el, en, es, nl, zh"
     with pytest.raises(InputError) as e:
         resource(("xx", "clusters"))
-    assert "known languages are de, el, en, es, zh" in one_line(e)
+    assert "known languages are de, el, en, es, nl, zh" in one_line(e)
 
 
 def test_an_unknown_kind_is_one_line_listing_the_known_ones():
     with pytest.raises(InputError) as e:
         resource(("en", "embeddings"))
-    assert one_line(e) == "unknown resource kind 'embeddings': known kinds are clusters, probabilities, words"
+    assert one_line(e) == "unknown resource kind 'embeddings': known kinds are clusters, probabilities, lemmas, words"
     with pytest.raises(InputError) as e:
         resource(("el", "clusters"))
     assert one_line(e) == "no clusters for language 'el': it has probabilities"

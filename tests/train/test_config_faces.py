@@ -117,8 +117,17 @@ CASES = [
          "init_model; partial_fit): a new model learns every tag of its data", cli=["--add-labels"],
          commands={"add_labels": True}),
     Case("read-on-workers without dask", "--read-on-workers trains a new tagger on a Dask cluster "
-         "(read_on_workers): give --dask and --workers N (N > 1), and no --init-model, --task cws, --lexicon or "
-         "--clusters", cli=["--read-on-workers"], commands={"read_on_workers": True}),
+         "(read_on_workers): give --dask and --workers N (N > 1), and no --init-model, --task cws, --lexicon, "
+         "--clusters or --lang", cli=["--read-on-workers"], commands={"read_on_workers": True}),
+    Case("a language without resources", "lang (--lang) 'fr': no language resources; tagging (chunk, pos, ner) "
+         "has resources for de, el, en, es, nl", cli=["--lang", "fr"], commands={"lang": "fr"},
+         tagger=({"lang": "fr"}, {})),
+    Case("a language without words for cws", "lang (--lang) 'en' has clusters, lemmas, probabilities but nothing "
+         "word segmentation (--task cws) reads (words): its languages are zh", cli=["--task", "cws", "--lang", "en"],
+         commands={"task": "cws", "lang": "en"}, segmenter=({"lang": "en"}, {})),
+    Case("lang with clusters", "lang (--lang) and clusters (--clusters) both give the word clusters: give one of "
+         "them", cli=["--lang", "en", "--clusters", "TRAIN"], commands={"lang": "en", "clusters": "TRAIN"},
+         tagger=({"lang": "en"}, {"clusters": "TRAIN"})),
     Case("read-on-workers with dev_split", "dev_split (--dev-split) needs the whole training corpus in one place: "
          "not with the input read by the Dask workers (--read-on-workers)",
          cli=["--read-on-workers", "--dask", "local:2", "--workers", "2", "--dev-split", "0.1"],

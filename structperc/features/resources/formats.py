@@ -17,9 +17,10 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from structperc.errors import InputError
 
@@ -48,15 +49,45 @@ def _json_object(path: Path) -> dict[str, Any]:
     return data
 
 
+#: One ``"word": value`` member of a flat JSON object, on its UTF-8 bytes (a key's escapes are kept for
+#: `json.loads`).
+_MEMBER = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:\s*([^,}\s]+)')
+
+
+def _flat_members(path: Path) -> Iterator[tuple[str, bytes]]:
+    """The ``(word, value bytes)`` members of a gzipped flat JSON object, one at a time: a million-word
+    table read whole by `json.loads` holds a million keys and values at once (170 MB for Spanish), where
+    only the trusted fifth is kept; the text is scanned as bytes, never decoded whole. The text must be one
+    JSON object whose values are numbers."""
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read()
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"not a gzipped JSON file ({e})", path=str(path)) from None
+    if not data.lstrip().startswith(b"{") or not data.rstrip().endswith(b"}"):
+        raise InputError("expected a JSON object of words", path=str(path))
+    try:
+        for m in _MEMBER.finditer(data):
+            key = m.group(1)
+            yield (json.loads(b'"' + key + b'"') if b"\\" in key else key.decode("utf-8")), m.group(2)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"not a JSON object of words ({e})", path=str(path)) from None
+
+
 def read_cluster_paths(path: Path) -> dict[str, str]:
-    """Word -> decoded Brown path of a spaCy ``lexeme_cluster`` file, trusted words (non-zero) only."""
+    """Word -> decoded Brown path of a spaCy ``lexeme_cluster`` file, trusted words (non-zero) only; the
+    words of one path share one string."""
     out: dict[str, str] = {}
-    for word, c in _json_object(path).items():
-        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
-            raise InputError(f"word {word!r}: a cluster must be a non-negative integer, not {c!r}",
-                             path=str(path))
-        if c:
-            out[word] = bin(c)[2:][::-1]
+    decoded: dict[bytes, str] = {}
+    for word, value in _flat_members(path):
+        if not value.isdigit():
+            raise InputError(f"word {word!r}: a cluster must be a non-negative integer, not "
+                             f"{value.decode('utf-8', 'replace')}", path=str(path))
+        if value != b"0":
+            bits = decoded.get(value)
+            if bits is None:
+                bits = decoded[value] = bin(int(value))[2:][::-1]
+            out[word] = bits
     return out
 
 
@@ -71,8 +102,9 @@ def read_log_probs(path: Path) -> dict[str, float]:
     return out
 
 
-def read_jieba_dict(path: Path) -> dict[str, int]:
-    """Word -> frequency of a jieba dictionary (``word freq [pos]`` lines)."""
+def read_jieba_dict(path: Path, min_frequency: int = 0) -> dict[str, int]:
+    """Word -> frequency of a jieba dictionary (``word freq [pos]`` lines), the words of frequency at least
+    ``min_frequency`` only (filtered while reading: the whole table is 349,046 words)."""
     out: dict[str, int] = {}
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -85,7 +117,24 @@ def read_jieba_dict(path: Path) -> dict[str, int]:
                 except (IndexError, ValueError):
                     raise InputError(f"expected 'word frequency [tag]', found {line.rstrip()!r}",
                                      path=str(path), line=n) from None
-                out[parts[0]] = freq
+                if freq >= min_frequency:
+                    out[parts[0]] = freq
+                else:  # a word listed twice keeps its last frequency
+                    out.pop(parts[0], None)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read the dictionary ({e})", path=str(path)) from None
     return out
+
+
+def read_lemma_tables(path: Path) -> dict[str, Any]:
+    """A spaCy lemmatizer's lookup tables beside ``path`` (``{lang}_lemma_index.json.gz``): the index
+    (class → lemmas), the irregular forms (``_lemma_exc``: class → {form: lemmas}) and the rules
+    (``_lemma_rules``: class → [[suffix, replacement]])."""
+    stem = path.name[:-len("index.json.gz")]
+    index = _json_object(path)
+    exc = _json_object(path.with_name(f"{stem}exc.json.gz"))
+    rules = _json_object(path.with_name(f"{stem}rules.json.gz"))
+    for name, table in (("index", index), ("exc", exc), ("rules", rules)):
+        if not all(isinstance(v, (list, dict)) for v in table.values()):
+            raise InputError(f"the lemma {name} is not a table of lists", path=str(path))
+    return {"index": index, "exc": exc, "rules": rules}

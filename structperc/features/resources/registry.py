@@ -17,13 +17,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from structperc.errors import InputError
-from structperc.features.resources.formats import read_cluster_paths, read_jieba_dict, read_log_probs
+from structperc.features.resources.formats import (
+    read_cluster_paths,
+    read_jieba_dict,
+    read_lemma_tables,
+    read_log_probs,
+)
 
 #: The extra of ``pyproject.toml`` that installs every package below.
 EXTRA = "resources"
 INSTALL = f'pip install "structperc[{EXTRA}]"'
 #: What a resource holds: Brown paths, log probabilities, or a word list with frequencies.
-KINDS = ("clusters", "probabilities", "words")
+KINDS = ("clusters", "probabilities", "lemmas", "words")
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class Resource:
     file: str
     licence: str
     extra: str
-    reader: Callable[[Path], dict[str, Any]]
+    reader: Callable[..., dict[str, Any]]
 
     def path(self) -> Path:
         """The file in the installed package; one `InputError` line if the package is missing."""
@@ -66,14 +71,15 @@ class Resource:
         except importlib.metadata.PackageNotFoundError:
             return "unknown"
 
-    def read(self) -> dict[str, Any]:
-        """The resource's content, parsed by its reader (a fresh dict on every call)."""
-        return self.reader(self.path())
+    def read(self, **options: Any) -> dict[str, Any]:
+        """The resource's content, parsed by its reader with ``options`` (a fresh dict on every call)."""
+        return self.reader(self.path(), **options)
 
 
-def _spacy(lang: str, kind: str, stem: str, reader: Callable[[Path], dict[str, Any]]) -> Resource:
+def _spacy(lang: str, kind: str, stem: str, reader: Callable[[Path], dict[str, Any]], licence: str = "MIT") \
+        -> Resource:
     return Resource(name=f"{lang}-{kind}", language=lang, kind=kind, package="spacy-lookups-data",
-                    import_name="spacy_lookups_data", file=f"data/{lang}_{stem}.json.gz", licence="MIT",
+                    import_name="spacy_lookups_data", file=f"data/{lang}_{stem}.json.gz", licence=licence,
                     extra=EXTRA, reader=reader)
 
 
@@ -81,6 +87,9 @@ def _spacy(lang: str, kind: str, stem: str, reader: Callable[[Path], dict[str, A
 RESOURCES: dict[str, Resource] = {r.name: r for r in (
     *(_spacy(lang, "clusters", "lexeme_cluster", read_cluster_paths) for lang in ("de", "en", "es")),
     *(_spacy(lang, "probabilities", "lexeme_prob", read_log_probs) for lang in ("de", "el", "en", "es")),
+    # the lemmatizers' tables whose classes are parts of speech with suffix rules (English: WordNet 3.0's)
+    _spacy("en", "lemmas", "lemma_index", read_lemma_tables, "WordNet 3.0 licence (Princeton University)"),
+    _spacy("nl", "lemmas", "lemma_index", read_lemma_tables),
     Resource(name="zh-words", language="zh", kind="words", package="jieba", import_name="jieba",
              file="dict.txt", licence="MIT", extra=EXTRA, reader=read_jieba_dict),
 )}

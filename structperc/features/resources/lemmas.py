@@ -1,0 +1,117 @@
+"""The parts of speech a lexicon allows a word: a tag dictionary that covers words training never saw.
+
+A lemmatizer's lookup tables list each lemma under the parts of speech it has (``{lang}_lemma_index``:
+for English, WordNet 3.0's adjectives, adverbs, nouns and verbs; Miller 1995), the inflection rules
+that map a form to its lemma per part of speech (``{lang}_lemma_rules``: "-ies" → "-y" for verbs …) and
+the irregular forms (``{lang}_lemma_exc``: "mice" → "mouse"). Read backwards, they say which parts of
+speech a form can have, as spaCy's rule lemmatizer does: a form is a noun if it is a noun lemma, an
+irregular noun form, or becomes a noun lemma by one of the noun rules. The ``lpos`` column holds those
+classes joined (``noun|verb`` for "runs"), ``-`` for a word the lexicon does not know: an ambiguity
+class (Cutting et al. 1992) for every word of the lexicon, not only the training words.
+
+`LemmaClasses` is a `structperc.features.dictionary.ColumnDictionary` kept inside the model: the
+lemmas and irregular forms as arrays (`structperc.features.resources.storage.pack_classes`), the rules
+as JSON, with the resource's provenance.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from structperc.features.dictionary import with_columns, word_columns
+from structperc.io.corpus import Corpus
+
+LEMMA_COLUMN = "lpos"
+NONE = "-"
+
+
+class LemmaClasses:
+    """Word → the parts of speech the lexicon allows it (column ``lpos`` of column ``word``)."""
+
+    columns = (LEMMA_COLUMN,)
+
+    def __init__(self, lemmas: dict[str, str], forms: dict[str, str], rules: dict[str, list[list[str]]], *,
+                 word: str = "word", resource: dict | None = None):
+        #: lemma → its classes ("noun|verb"); irregular form → its classes; class → [[suffix, replacement]]
+        self.lemmas, self.forms = dict(lemmas), dict(forms)
+        self.rules = {k: [[str(a), str(b)] for a, b in v] for k, v in rules.items()}
+        self.word = word
+        self.resource = dict(resource) if resource else None
+
+    @classmethod
+    def from_tables(cls, index: dict[str, list[str]], exc: dict[str, dict[str, Any]],
+                    rules: dict[str, list[list[str]]], *, word: str = "word",
+                    resource: dict | None = None) -> "LemmaClasses":
+        """From spaCy's lookup tables (index: class → lemmas; exc: class → {form: lemmas}; rules:
+        class → [[suffix, replacement]]); rules of classes the index does not have are dropped."""
+        def joined(table: dict[str, set[str]]) -> dict[str, str]:
+            return {w: "|".join(sorted(c)) for w, c in table.items() if w and "\n" not in w}
+
+        lemmas: dict[str, set[str]] = {}
+        for pos, words in index.items():
+            for w in words:
+                lemmas.setdefault(w, set()).add(pos)
+        forms: dict[str, set[str]] = {}
+        for pos, table in exc.items():
+            for w in table:
+                forms.setdefault(w, set()).add(pos)
+        return cls(joined(lemmas), joined(forms), {k: v for k, v in rules.items() if k in index},
+                   word=word, resource=resource)
+
+    @functools.cached_property
+    def _suffixes(self) -> list[tuple[str, int, dict[str, list[str]]]]:
+        """Per class, per suffix length, suffix → replacements: a word's rules in a few lookups."""
+        out: list[tuple[str, int, dict[str, list[str]]]] = []
+        for pos, rules in self.rules.items():
+            by_length: dict[int, dict[str, list[str]]] = {}
+            for old, new in rules:
+                by_length.setdefault(len(old), {}).setdefault(old, []).append(new)
+            out.extend((pos, n, table) for n, table in sorted(by_length.items()))
+        return out
+
+    def classes(self, word: str) -> str:
+        w = word.lower()
+        found = set(self.lemmas.get(w, "").split("|")) | set(self.forms.get(w, "").split("|"))
+        for pos, n, table in self._suffixes:
+            if pos in found or len(w) <= n:
+                continue
+            stem = w[:len(w) - n]
+            for new in table.get(w[len(w) - n:], ()):
+                if pos in self.lemmas.get(stem + new, "").split("|"):
+                    found.add(pos)
+                    break
+        found.discard("")
+        return "|".join(sorted(found)) or NONE
+
+    def values(self, corpus: Corpus) -> dict[str, Any]:
+        return word_columns(corpus, self.word, {LEMMA_COLUMN: self.classes})
+
+    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
+        return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
+
+    def to_json(self) -> dict:
+        from structperc.features.resources.storage import pack_classes
+
+        return {"kind": "lemma-classes", "resource": self.resource, "rules": self.rules,
+                "lemma_classes": pack_classes(self.lemmas)[0], "form_classes": pack_classes(self.forms)[0]}
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        from structperc.features.resources.storage import pack_classes
+
+        lemmas, forms = pack_classes(self.lemmas)[1], pack_classes(self.forms)[1]
+        return {**{f"lemmas_{k}": a for k, a in lemmas.items()}, **{f"forms_{k}": a for k, a in forms.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict, word: str = "word", arrays: dict[str, np.ndarray] | None = None) \
+            -> "LemmaClasses":
+        from structperc.features.resources.storage import unpack_classes
+
+        if not isinstance(data, dict) or data.get("kind") != "lemma-classes":
+            raise ValueError("not a table of lemma classes")
+        arrays = arrays or {}
+        part = {p: {k[len(p) + 1:]: a for k, a in arrays.items() if k.startswith(p + "_")} for p in ("lemmas", "forms")}
+        return cls(unpack_classes(list(data["lemma_classes"]), part["lemmas"]),
+                   unpack_classes(list(data["form_classes"]), part["forms"]), dict(data["rules"]), word=word,
+                   resource=data.get("resource"))

@@ -1,0 +1,519 @@
+"""The language resource tables beside the clusters: frequency bands (``frq``,
+`structperc.features.resources.bands`) and the parts of speech a lemmatizer's tables allow (``lpos``,
+`structperc.features.resources.lemmas`), the class tables that store them
+(`structperc.features.resources.storage.pack_classes`), how ``--lang`` builds them
+(`structperc.features.resources.language`), and a tagger that reads them, saved and loaded.
+
+The word tables (`pack_words`), the cluster map and the CLI refusals are tested in
+test_language_columns.py; the registry in test_resources.py.
+"""
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testkit import SAMPLE_TRAIN, expanded, first_sentences
+
+from structperc.errors import InputError
+from structperc.features.clusters import ClusterMap
+from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.resources.bands import MIN_BAND, UNKNOWN, WordBands, zipf_band
+from structperc.features.resources.lemmas import NONE, LemmaClasses
+from structperc.features.resources.storage import pack_classes, pack_words, unpack_classes, unpack_words
+from structperc.io.corpus import Corpus
+
+needs_lookups = pytest.mark.skipif(importlib.util.find_spec("spacy_lookups_data") is None,
+                                   reason='spacy-lookups-data is not installed (pip install "structperc[resources]")')
+PROVENANCE = {"name": "xx-probabilities", "package": "made-up", "version": "0.1", "file": "p.json.gz",
+              "licence": "MIT", "words": 4}
+no_newline = st.text().filter(lambda w: "\n" not in w)
+
+
+def json_round_trip(data: dict) -> dict:
+    return json.loads(json.dumps(data))
+
+
+def log_prob(zipf: float) -> float:
+    """The natural-log probability of a word of Zipf frequency ``zipf``."""
+    return (zipf - 9) * math.log(10)
+
+
+# -- zipf_band ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lp, band", [
+    (math.log(1e-3), 6),
+    (math.log(1e-9), 0),
+    (-3.53, 7),              # "the" in spaCy's English table
+    (math.log(1e-7), 2),
+    (math.log(1e-8), 1),
+    (0.0, 9),                # a word that is the whole text
+    (log_prob(3.4), 3), (log_prob(3.6), 4),
+    (math.log(1e-12), -3),   # below a billion: negative, not clipped
+])
+def test_zipf_band_hand_cases(lp, band):
+    assert zipf_band(lp) == band
+    assert isinstance(zipf_band(lp), int)
+
+
+@given(st.floats(-1e6, 1e3), st.floats(-1e6, 1e3))
+@settings(max_examples=300, deadline=None)
+def test_zipf_band_is_monotone(a, b):
+    lo, hi = sorted((a, b))
+    assert zipf_band(lo) <= zipf_band(hi)
+    assert abs(zipf_band(a) - (a / math.log(10) + 9)) <= 0.5 + 1e-9
+
+
+# -- WordBands ------------------------------------------------------------------------------------
+
+LOG_PROBS = {
+    "the": math.log(1e-2),      # 7
+    "The": math.log(1e-4),      # 5: a capitalised entry of its own
+    "cat": math.log(1e-5),      # 4
+    "rare": math.log(1e-7),     # 2: the lowest band kept
+    "rarer": math.log(1e-8),    # 1: dropped
+    "hapax": math.log(1e-10),   # -1: dropped
+    "line\nbreak": math.log(1e-2),  # a newline cannot be stored: dropped
+    "Zürich": math.log(1e-6),   # 3
+    "北京": math.log(1e-5),      # 4
+}
+BANDS = {"the": "7", "The": "5", "cat": "4", "rare": "2", "Zürich": "3", "北京": "4"}
+
+
+def word_bands(**kw) -> WordBands:
+    return WordBands.from_log_probs(LOG_PROBS, resource=PROVENANCE, **kw)
+
+
+def test_from_log_probs_keeps_the_bands_from_min_band_up():
+    assert MIN_BAND == 2
+    bands = word_bands()
+    assert bands.bands == BANDS
+    assert all(isinstance(b, str) for b in bands.bands.values())
+    assert bands.resource == PROVENANCE and bands.word == "word" and bands.columns == ("frq",)
+    assert WordBands.from_log_probs({}).bands == {}
+
+
+@pytest.mark.parametrize("word, band", [
+    ("the", "7"), ("The", "5"),          # as written first: "The" has its own entry
+    ("THE", "7"), ("tHe", "7"),          # then lowercased
+    ("CAT", "4"), ("Cat", "4"),
+    ("zürich", UNKNOWN),                 # lowercasing the entry is not a lookup
+    ("ZÜRICH", UNKNOWN), ("Zürich", "3"),
+    ("rarer", UNKNOWN), ("hapax", UNKNOWN), ("line\nbreak", UNKNOWN), ("line", UNKNOWN),
+    ("北京", "4"), ("", UNKNOWN), ("dog", UNKNOWN),
+])
+def test_band_looks_up_as_written_then_lowercased(word, band):
+    assert word_bands().band(word) == band
+
+
+def test_band_values_on_a_corpus():
+    corpus = Corpus.from_sentences([["The", "Cat", "sat"], ["THE", "北京", "rarer", "the"], []])
+    assert expanded(word_bands().values(corpus)) == {"frq": ["5", "4", UNKNOWN, "7", "4", UNKNOWN, "7"]}
+    assert expanded(word_bands().values(Corpus.from_sentences([]))) == {"frq": []}
+    # another word column
+    other = Corpus.from_sentences([["x", "y"]], extra={"tok": [["cat", "dog"]]})
+    assert expanded(word_bands(word="tok").values(other)) == {"frq": ["4", UNKNOWN]}
+
+
+def test_word_bands_round_trip_through_json_and_arrays():
+    bands = word_bands(word="tok")
+    data, arrays = json_round_trip(bands.to_json()), bands.arrays()
+    assert data["kind"] == "zipf-bands" and data["resource"] == PROVENANCE
+    assert data["bands"] == ["2", "3", "4", "5", "7"]
+    assert "cat" not in json.dumps(data, ensure_ascii=False)  # the words are in the arrays only
+    assert set(arrays) == {"words", "counts"}
+    back = WordBands.from_json(data, word="tok", arrays={k: a.copy() for k, a in arrays.items()})
+    assert back.bands == bands.bands and back.resource == bands.resource and back.word == "tok"
+    corpus = Corpus.from_sentences([["a", "b", "c"]], extra={"tok": [["THE", "北京", "nope"]]})
+    assert expanded(back.values(corpus)) == expanded(bands.values(corpus)) == {"frq": ["7", "4", UNKNOWN]}
+
+
+@given(st.dictionaries(no_newline, st.floats(-40, 0), max_size=30))
+@settings(max_examples=100, deadline=None)
+def test_word_bands_round_trip_any_words(log_probs):
+    bands = WordBands.from_log_probs(log_probs, resource=PROVENANCE)
+    assert set(bands.bands) == {w for w, p in log_probs.items() if zipf_band(p) >= MIN_BAND}
+    back = WordBands.from_json(json_round_trip(bands.to_json()), arrays=bands.arrays())
+    assert back.bands == bands.bands and back.resource == PROVENANCE
+
+
+def test_word_bands_without_a_resource_round_trip():
+    bands = WordBands({"a": "3"})
+    back = WordBands.from_json(json_round_trip(bands.to_json()), arrays=bands.arrays())
+    assert back.bands == {"a": "3"} and back.resource is None
+
+
+def damaged_arrays(arrays: dict[str, np.ndarray]) -> list:
+    words, counts = arrays["words"], arrays["counts"]
+    flipped = words.copy()
+    flipped[len(flipped) // 2] ^= 0xFF
+    return [
+        None, {}, {"words": words}, {"counts": counts},
+        {"words": words[:-3], "counts": counts},                       # truncated
+        {"words": flipped, "counts": counts},                          # a flipped byte
+        {"words": words.astype(np.int16), "counts": counts},           # not uint8
+        {"words": words, "counts": counts[:-1]},                       # a class without its count
+        {"words": words, "counts": np.append(counts, 0).astype(np.int32)},  # a count too many
+        {"words": words, "counts": counts + np.eye(1, len(counts), dtype=np.int32)[0]},  # a word too many
+        {"words": words, "counts": counts.reshape(1, -1)},
+        {"words": words, "counts": -counts},
+        {"words": pack_words(unpack_words(words)[:-1]), "counts": counts},  # a word lost
+    ]
+
+
+def test_word_bands_refuse_damaged_arrays():
+    bands = word_bands()
+    for bad in damaged_arrays(bands.arrays()):
+        with pytest.raises(ValueError):
+            WordBands.from_json(bands.to_json(), arrays=bad)
+
+
+@pytest.mark.parametrize("data", [None, [], {}, {"kind": "brown"}, {"kind": "lemma-classes", "bands": []}])
+def test_word_bands_refuse_other_json(data):
+    with pytest.raises(ValueError, match="frequency bands"):
+        WordBands.from_json(data, arrays=word_bands().arrays())
+
+
+# -- LemmaClasses ---------------------------------------------------------------------------------
+
+INDEX = {"noun": ["mouse", "run", "box"], "verb": ["run", "walk", "try"], "adj": ["happy"]}
+EXC = {"noun": {"mice": ["mouse"]}}
+RULES = {"noun": [["s", ""], ["xes", "x"]], "verb": [["s", ""], ["ed", ""], ["ies", "y"]], "adj": [["ier", "y"]],
+         "punct": [["x", "y"]]}
+LEMMA_CASES = {
+    "runs": "noun|verb", "boxes": "noun", "mice": "noun", "tries": "verb", "happier": "adj", "Walked": "verb",
+    "run": "noun|verb", "RUN": "noun|verb", "Mice": "noun", "box": "noun", "happy": "adj", "walk": "verb",
+    "s": NONE,          # not longer than the suffix
+    "ed": NONE, "ies": NONE, "xes": NONE,
+    "unknown": NONE, "": NONE, "mouses": "noun", "boxs": "noun", "walks": "verb", "happiest": NONE,
+    "tryed": "verb",    # rules do not know spelling
+    "x": NONE, "y": NONE,  # the punct rule is gone
+}
+
+
+def lemma_classes(**kw) -> LemmaClasses:
+    return LemmaClasses.from_tables(INDEX, EXC, RULES, resource=PROVENANCE, **kw)
+
+
+@pytest.mark.parametrize("word, classes", LEMMA_CASES.items())
+def test_lemma_classes_hand_cases(word, classes):
+    assert lemma_classes().classes(word) == classes
+
+
+def test_lemma_classes_tables():
+    lc = lemma_classes()
+    assert lc.columns == ("lpos",) and lc.resource == PROVENANCE
+    assert lc.lemmas == {"mouse": "noun", "run": "noun|verb", "box": "noun", "walk": "verb", "try": "verb",
+                         "happy": "adj"}
+    assert lc.forms == {"mice": "noun"}
+    assert set(lc.rules) == {"noun", "verb", "adj"}  # punct is no class of the index: its rule is dropped
+    assert "punct" not in lc.to_json()["rules"]
+
+
+def test_lemma_rule_needs_a_word_longer_than_its_suffix():
+    # "s" → "x" would make "s" the lemma "x": the word is not longer than the suffix
+    lc = LemmaClasses.from_tables({"noun": ["x", "ax"]}, {}, {"noun": [["s", "x"]]})
+    assert lc.classes("s") == NONE
+    assert lc.classes("as") == "noun" and lc.classes("aS") == "noun"
+
+
+def test_lemma_classes_values_on_a_corpus():
+    corpus = Corpus.from_sentences([["The", "mice", "Walked"], ["runs", "RUNS"]])
+    assert expanded(lemma_classes().values(corpus)) == {"lpos": [NONE, "noun", "verb", "noun|verb", "noun|verb"]}
+    other = Corpus.from_sentences([["a", "b"]], extra={"tok": [["tries", "a"]]})
+    assert expanded(lemma_classes(word="tok").values(other)) == {"lpos": ["verb", NONE]}
+
+
+def test_lemma_classes_round_trip_through_json_and_arrays():
+    lc = lemma_classes(word="tok")
+    data, arrays = json_round_trip(lc.to_json()), lc.arrays()
+    assert data["kind"] == "lemma-classes" and data["resource"] == PROVENANCE
+    assert set(arrays) == {"lemmas_words", "lemmas_counts", "forms_words", "forms_counts"}
+    assert "mouse" not in json.dumps(data) and "mice" not in json.dumps(data)  # the words are arrays
+    back = LemmaClasses.from_json(data, word="tok", arrays={k: a.copy() for k, a in arrays.items()})
+    assert back.word == "tok" and back.resource == PROVENANCE
+    assert (back.lemmas, back.forms, back.rules) == (lc.lemmas, lc.forms, lc.rules)
+    words = list(LEMMA_CASES) + ["Runs", "TRIES", "mouse", "mices"]
+    assert [back.classes(w) for w in words] == [lc.classes(w) for w in words]
+
+
+def test_lemma_classes_without_irregular_forms_round_trip():
+    lc = LemmaClasses.from_tables({"noun": ["cat"]}, {}, {"noun": [["s", ""]]})
+    back = LemmaClasses.from_json(json_round_trip(lc.to_json()), arrays=lc.arrays())
+    assert back.forms == {} and back.resource is None and back.classes("cats") == "noun"
+
+
+def test_lemma_classes_refuse_damaged_arrays():
+    lc = lemma_classes()
+    arrays = lc.arrays()
+    for part in ("lemmas", "forms"):
+        own = {"words": arrays[f"{part}_words"], "counts": arrays[f"{part}_counts"]}
+        for bad in damaged_arrays(own)[2:]:
+            kept = {k: a for k, a in arrays.items() if not k.startswith(part + "_")}
+            with pytest.raises(ValueError):
+                LemmaClasses.from_json(lc.to_json(), arrays={**kept, **{f"{part}_{k}": a for k, a in bad.items()}})
+    for bad in (None, {}):
+        with pytest.raises(ValueError):
+            LemmaClasses.from_json(lc.to_json(), arrays=bad)
+    with pytest.raises(ValueError, match="lemma classes"):
+        LemmaClasses.from_json({"kind": "zipf-bands"}, arrays=arrays)
+
+
+def oracle(index: dict, exc: dict, rules: dict, word: str) -> str:
+    """The classes of ``word`` as the tables define them, read literally."""
+    w = word.lower()
+    found = set()
+    for pos in set(index) | set(exc):
+        lemmas = set(index.get(pos, []))
+        if w in lemmas or w in exc.get(pos, {}):
+            found.add(pos)
+        elif pos in index and any(len(w) > len(s) and w.endswith(s) and w[:len(w) - len(s)] + r in lemmas
+                                  for s, r in rules.get(pos, [])):
+            found.add(pos)
+    return "|".join(sorted(found)) or NONE
+
+
+CLASSES = st.sampled_from(["noun", "verb", "adj", "punct"])
+LEMMA = st.text("abs", min_size=1, max_size=4)
+AFFIX = st.text("abs", max_size=2)
+
+
+@given(st.dictionaries(CLASSES, st.lists(LEMMA, max_size=5), max_size=3),
+       st.dictionaries(CLASSES, st.dictionaries(LEMMA, st.just(["a"]), max_size=3), max_size=3),
+       st.dictionaries(CLASSES, st.lists(st.tuples(AFFIX, AFFIX).map(list), max_size=3), max_size=4),
+       st.lists(st.text("abAsS", min_size=1, max_size=6), max_size=10))
+@settings(max_examples=150, deadline=None)
+def test_lemma_classes_agree_with_the_tables(index, exc, rules, words):
+    lc = LemmaClasses.from_tables(index, exc, rules)
+    back = LemmaClasses.from_json(json_round_trip(lc.to_json()), arrays=lc.arrays())
+    known = [w for table in (*index.values(), *exc.values()) for w in table]
+    for w in words + known + [w + "s" for w in known]:
+        assert lc.classes(w) == back.classes(w) == oracle(index, exc, rules, w), w
+
+
+# -- pack_classes / unpack_classes ----------------------------------------------------------------
+
+@given(st.dictionaries(no_newline, st.text(max_size=8), max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_pack_classes_round_trips(table):
+    classes, arrays = pack_classes(table)
+    assert classes == sorted(set(table.values()))
+    assert arrays["counts"].dtype == np.int32 and arrays["counts"].tolist() == [
+        sum(1 for c in table.values() if c == k) for k in classes]
+    # the words grouped by class, sorted within it
+    assert unpack_words(arrays["words"]) == [w for w, _ in sorted(table.items(), key=lambda kv: (kv[1], kv[0]))]
+    assert unpack_classes(json.loads(json.dumps(classes)), arrays) == table
+
+
+def test_pack_classes_of_nothing():
+    classes, arrays = pack_classes({})
+    assert classes == [] and arrays["counts"].tolist() == []
+    assert unpack_classes(classes, arrays) == {}
+    assert unpack_classes(*pack_classes({"": "x"})) == {"": "x"}  # a single empty word
+
+
+def test_pack_classes_refuses_a_newline():
+    with pytest.raises(ValueError, match="newline"):
+        pack_classes({"a\nb": "1"})
+
+
+def test_unpack_classes_refuses_mismatches():
+    table = {"a": "x", "b": "y", "c": "y", "d": "z"}
+    classes, arrays = pack_classes(table)
+    for bad in damaged_arrays(arrays):
+        with pytest.raises(ValueError):
+            unpack_classes(classes, bad)
+    for other in (classes[:-1], classes + ["zz"], []):
+        with pytest.raises(ValueError, match="do not match"):
+            unpack_classes(other, arrays)
+    # well-formed counts of another split put the words on other classes
+    assert unpack_classes(classes, {**arrays, "counts": np.array([2, 1, 1], np.int32)}) == \
+        {"a": "x", "b": "x", "c": "y", "d": "z"}
+
+
+# -- read_lemma_tables ----------------------------------------------------------------------------
+
+def write_tables(folder: Path, index=INDEX, exc=EXC, rules=RULES, skip: str = "") -> Path:
+    for name, table in (("index", index), ("exc", exc), ("rules", rules)):
+        if name != skip:
+            with gzip.open(folder / f"xx_lemma_{name}.json.gz", "wt", encoding="utf-8") as f:
+                json.dump(table, f)
+    return folder / "xx_lemma_index.json.gz"
+
+
+def test_read_lemma_tables_reads_the_three_files(tmp_path):
+    from structperc.features.resources.formats import read_lemma_tables
+
+    assert read_lemma_tables(write_tables(tmp_path)) == {"index": INDEX, "exc": EXC, "rules": RULES}
+
+
+@pytest.mark.parametrize("skip, change", [
+    ("exc", {}), ("rules", {}),
+    ("", {"index": {"noun": "mouse"}}),
+    ("", {"exc": {"noun": 3}}),
+    ("", {"rules": {"noun": None}}),
+    ("", {"index": ["mouse"]}),
+])
+def test_read_lemma_tables_refuses_what_is_not_the_tables(tmp_path, skip, change):
+    from structperc.features.resources.formats import read_lemma_tables
+
+    path = write_tables(tmp_path, **{"index": INDEX, "exc": EXC, "rules": RULES, **change}, skip=skip)
+    with pytest.raises(InputError) as e:
+        read_lemma_tables(path)
+    assert "\n" not in str(e.value)
+
+
+# -- the language's tables ------------------------------------------------------------------------
+
+def test_registry_has_the_lemma_resources():
+    from structperc.features.resources.registry import RESOURCES
+
+    en, nl = RESOURCES["en-lemmas"], RESOURCES["nl-lemmas"]
+    assert (en.language, en.kind, nl.language, nl.kind) == ("en", "lemmas", "nl", "lemmas")
+    assert "WordNet" in en.licence and nl.licence == "MIT"
+    assert en.file == "data/en_lemma_index.json.gz" and en.package == nl.package == "spacy-lookups-data"
+
+
+def test_tagger_kinds():
+    from structperc.features.resources.language import tagger_kinds
+
+    assert tagger_kinds("en") == tagger_kinds(" EN ") == ["clusters", "probabilities", "lemmas"]
+    assert tagger_kinds("nl") == ["lemmas"]
+    assert tagger_kinds("el") == ["probabilities"]
+    assert tagger_kinds("zh") == [] and tagger_kinds("xx") == []
+
+
+@needs_lookups
+def test_english_lemma_classes():
+    from structperc.features.resources.language import language_dictionaries
+
+    clusters, others = language_dictionaries("en", {"lpos", "w"})
+    assert clusters is None and len(others) == 1 and isinstance(others[0], LemmaClasses)
+    lc = others[0]
+    assert {"noun", "verb"} <= set(lc.classes("runs").split("|"))
+    assert lc.classes("mice") == "noun" and lc.classes("Mice") == "noun"
+    assert lc.classes("qzxjkvw") == NONE
+    assert lc.resource["name"] == "en-lemmas" and "WordNet" in lc.resource["licence"]
+    assert lc.resource["package"] == "spacy-lookups-data" and lc.resource["words"] > 50_000
+    assert set(lc.rules) <= {"adj", "adv", "noun", "verb"}  # punct has no index: dropped
+    assert lc.word == "word"
+
+
+@needs_lookups
+@pytest.mark.parametrize("lang, reads, names", [
+    ("en", {"w"}, "clu4, clu6, clu10, clu20, clu, frq, lpos"),
+    ("en", set(), "frq, lpos"),
+    ("nl", {"frq", "clu"}, "(lpos)"),
+    ("el", {"lpos"}, "(frq)"),
+])
+def test_language_dictionaries_refuse_templates_reading_none_of_the_columns(lang, reads, names):
+    from structperc.features.resources.language import language_dictionaries
+
+    with pytest.raises(InputError, match=r"lang \(--lang\)") as e:
+        language_dictionaries(lang, reads)
+    assert "\n" not in str(e.value) and names in str(e.value) and repr(lang) in str(e.value)
+
+
+# -- a tagger reading frq and lpos ----------------------------------------------------------------
+
+LINES = ["w[0]", "frq[0]", "lpos[0]", "lpos[-1]|lpos[0]", "frq[1]|lpos[1]", "bias"]
+#: The first sentence's words are not in the training sentences; the resources know all but the last.
+UNSEEN = [["Tuesday", "mice", "happier", "Qzxjkvw"], ["The", "walked", "boxes", "."]]
+
+
+@pytest.fixture(scope="module")
+def pos_model(tmp_path_factory):
+    """(tagger, model directory, training sentences, predictions before saving)."""
+    from structperc import Tagger
+
+    blocks = first_sentences(SAMPLE_TRAIN, 12).strip("\n").split("\n\n")
+    X = [[line.split(" ")[0] for line in b.split("\n")] for b in blocks]
+    y = [[line.split(" ")[1] for line in b.split("\n")] for b in blocks]
+    assert not set(UNSEEN[0]) & {w for s in X for w in s}
+    tagger = Tagger(task="pos", columns=["word", "pos"], template=list(LINES), lang="en", epochs=2,
+                    seed=0).fit(X, y)
+    before = tagger.predict(UNSEEN + X[:3])
+    model_dir = tmp_path_factory.mktemp("lang-pos") / "model"
+    tagger.save(model_dir)
+    return tagger, model_dir, X, before
+
+
+def tables_of(tagger) -> tuple[WordBands, LemmaClasses]:
+    found = dictionary_parts(tagger.dictionary_)
+    assert not [p for p in found if isinstance(p, ClusterMap)]  # the lines read no clu column
+    bands = [p for p in found if isinstance(p, WordBands)]
+    lemmas = [p for p in found if isinstance(p, LemmaClasses)]
+    assert len(bands) == len(lemmas) == 1, found
+    return bands[0], lemmas[0]
+
+
+@needs_lookups
+def test_tagger_with_bands_and_lemmas_saves_and_loads(pos_model):
+    from structperc import Tagger
+    from structperc.commands import load
+
+    tagger, model_dir, X, before = pos_model
+    assert tagger.template_lines_ == LINES  # lines given as a list are used as given
+    bands, lemmas = tables_of(tagger)
+    assert len(bands.bands) > 100_000 and bands.band("the") == "7" and bands.band("Qzxjkvw") == UNKNOWN
+    for loaded in (Tagger.load(model_dir), load(model_dir)):
+        assert loaded.lang == "en" and loaded.template_lines_ == LINES
+        assert loaded.predict(UNSEEN + X[:3]) == before
+        b, lc = tables_of(loaded)
+        assert b.bands == bands.bands and b.resource == bands.resource
+        assert (lc.lemmas, lc.forms, lc.rules, lc.resource) == (lemmas.lemmas, lemmas.forms, lemmas.rules,
+                                                                lemmas.resource)
+        corpus = Corpus.from_sentences(UNSEEN)
+        assert expanded(lc.values(corpus)) == expanded(lemmas.values(corpus))
+        assert expanded(lc.values(corpus))["lpos"][:4] == ["noun", "noun", "adj", NONE]
+        assert expanded(b.values(corpus)) == expanded(bands.values(corpus))
+        assert expanded(b.values(corpus))["frq"][3] == UNKNOWN and UNKNOWN not in expanded(b.values(corpus))["frq"][:3]
+
+
+@needs_lookups
+def test_tagger_model_file_holds_the_tables_as_arrays(pos_model):
+    _, model_dir, _, _ = pos_model
+    with zipfile.ZipFile(model_dir / "model.zip") as z:
+        names = set(z.namelist())
+        meta = json.loads(z.read("metadata.json"))
+    assert {"extra.bands.words.npy", "extra.bands.counts.npy", "extra.lemmas.lemmas_words.npy",
+            "extra.lemmas.lemmas_counts.npy", "extra.lemmas.forms_words.npy",
+            "extra.lemmas.forms_counts.npy"} <= names
+    assert not [n for n in names if n.startswith("extra.clusters.")]
+    assert set(meta["extra"]) >= {"bands", "lemmas"} and "clusters" not in meta["extra"]
+    assert meta["params"]["lang"] == "en"
+    resources = meta["provenance"]["resources"]
+    assert sorted(r["name"] for r in resources) == ["en-lemmas", "en-probabilities"]
+    assert "WordNet" in next(r["licence"] for r in resources if r["name"] == "en-lemmas")
+    assert "mouse" not in json.dumps(meta["extra"])  # the words are arrays, not JSON
+
+
+# -- a dictionary's words in lexicon columns of their own (the segmenter's --lang) ----------------------
+
+def test_dictionary_words_write_their_own_lexicon_columns_and_round_trip():
+    from structperc.features.lexicon import LexiconMatcher
+    from structperc.features.resources.wordlist import DICTIONARY_COLUMNS, DictionaryWords
+    from structperc.io.segmented import char_corpus
+
+    d = DictionaryWords(["上海", "上海市", "体育局"], resource={"name": "zh-words"})
+    corpus = char_corpus(["上海市体育局召开"])
+    got = expanded(d.values(corpus))
+    want = LexiconMatcher(["上海", "上海市", "体育局"]).columns(corpus, max_value=5)
+    # the lexicon's three lengths, under the dictionary's own names: longest word starting, ending, covering
+    assert list(got) == list(DICTIONARY_COLUMNS)
+    assert [got[n] for n in DICTIONARY_COLUMNS] == [[v[0][c] for c in v[1]] for v in want.values()]
+    assert got["dicb"] == ["3", "0", "0", "3", "0", "0", "0", "0"]
+    back = DictionaryWords.from_json(d.to_json(), d.arrays())
+    assert back.words == d.words and back.resource == d.resource
+    assert expanded(back.values(corpus)) == got
+    with pytest.raises(ValueError):
+        DictionaryWords.from_json(d.to_json(), {})
+    with pytest.raises(ValueError):
+        DictionaryWords.from_json({**d.to_json(), "words": 4}, d.arrays())
