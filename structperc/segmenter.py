@@ -8,21 +8,33 @@ plus an optional user lexicon, jackknifed like every learnt dictionary (see
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from structperc import predict
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.atomic import code_points, constrain
-from structperc.features.dictionary import DictionaryLearner, FixedLearner, Learners
+from structperc.features.dictionary import Dictionaries, DictionaryLearner, FixedLearner, Learners
 from structperc.features.instances import template_columns
 from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon, segmentation_dictionary
 from structperc.features.resources import language
 from structperc.features.resources.wordlist import DICTIONARY_COLUMNS, DictionaryWords
 from structperc.features.task import get_task
 from structperc.features.templates import language_lines, resolve_template
+from structperc.features.user_dict import (
+    Entry,
+    UserDictSource,
+    WordMatcher,
+    char_mask,
+    forced_boundaries,
+    longest_word,
+    parse_entry,
+    user_words,
+)
 from structperc.features.variety import VarietyLearner, read_raw, variety_columns
 from structperc.io.segmented import char_corpus, read_segmented_corpus, refuse_columns
 from structperc.labels.bmes import bmes_codes
@@ -49,6 +61,17 @@ SENTENCE_END = "。！？!?…"
 _SENTENCE_END_POINTS = [ord(c) for c in SENTENCE_END]
 
 Window = tuple[int, int, int, int, int]   # piece, decoded from, kept from, kept to, decoded to
+#: How a per-call user dictionary is applied (`Segmenter.segment_texts`).
+USER_DICT_MODES = ("hard", "soft")
+
+
+@dataclasses.dataclass
+class _UserDict:
+    """A call's user dictionary, resolved once (a file read, a matcher built) for all its batches:
+    the words forced (hard) and the model whose lexicon holds the soft words (None: the segmenter's)."""
+
+    hard: WordMatcher | None = None
+    model: schema.Model | None = None
 
 
 def window_bounds(text: str, size: int = WINDOW) -> list[int]:
@@ -180,6 +203,9 @@ class Segmenter(Tagger):
         self.lexicon = lexicon
         self.raw = raw
         self.lang = lang
+        self._added_words: dict[str, Entry] = {}
+        self._added_matcher: WordMatcher | None = None
+        self._soft_cache: tuple[Any, schema.Model] | None = None
 
     def get_params(self) -> dict:
         return {k: getattr(self, k) for k in ("template", "epochs", "seed", "min_count", "dev_split",
@@ -269,7 +295,8 @@ class Segmenter(Tagger):
         return found
 
     # ------------------------------------------------------------ segmentation
-    def segment_texts(self, texts: Sequence[str]) -> list[list[str]]:
+    def segment_texts(self, texts: Sequence[str], user_dict: UserDictSource | None = None,
+                      user_dict_mode: str = "hard") -> list[list[str]]:
         """Words of each text.
 
         Whitespace is a sure word boundary and is dropped; no word boundary falls inside a run of
@@ -277,8 +304,51 @@ class Segmenter(Tagger):
         URL or e-mail address (see `structperc.features.atomic`). Pieces longer than `WINDOW`
         characters are decoded in windows, and pieces are decoded `BATCH_CHARS` characters at a time,
         so memory beyond the words returned stays flat however long a text is.
+
+        ``user_dict`` (words, or a path to a file in jieba's format, `structperc.features.user_dict`)
+        applies the user's words to this call, so that a word the model does not know comes back
+        whole without retraining:
+
+        - ``user_dict_mode="hard"`` (default): every occurrence is exactly one word, unless it crosses
+          whitespace (then it is ignored). Overlapping occurrences: leftmost first, the longest word at
+          a position (`structperc.features.user_dict`). The words are forced by constrained decoding, so
+          the rest of the sentence is decoded at its best around them; a forced word beats the atomic
+          runs (a user word ``AB`` cuts ``ABC`` into ``AB`` and ``C``).
+        - ``"soft"``: the words join the lexicon columns the model reads (for this call only), which
+          makes them likelier words without forcing them.
+
+        The words of `add_word` are forced in every call, whatever the mode.
         """
         self._check_fitted()
+        return self._segment(texts, self._resolve(user_dict, user_dict_mode))
+
+    def _resolve(self, user_dict: UserDictSource | None, mode: str) -> _UserDict:
+        """A call's user dictionary with the words of `add_word`, read and compiled once."""
+        if mode not in USER_DICT_MODES:
+            raise InputError(f"user_dict_mode must be one of {', '.join(USER_DICT_MODES)}, not {mode!r}")
+        words = user_words(user_dict)
+        if mode == "soft":
+            return _UserDict(self._added(), self._soft_model(words) if words else None)
+        if not words:
+            return _UserDict(self._added())
+        return _UserDict(WordMatcher([*self._added_words, *words]))
+
+    def _soft_model(self, words: list[str]) -> schema.Model:
+        """The model with ``words`` added to its lexicon (a copy: the loaded model is left alone); the
+        last one is kept, since compiling a large lexicon costs more than segmenting a batch."""
+        key = (id(self._model), frozenset(words))
+        if self._soft_cache is not None and self._soft_cache[0] == key:
+            return self._soft_cache[1]
+        model = self.model_
+        d = self._dictionary()
+        wider = SegmentationDictionary([*d.lexicon, *words], d.train_words, d.atomic, d.extended)
+        dictionary: Any = wider if model.dictionary is d else \
+            Dictionaries([wider if p is d else p for p in model.dictionary.parts])  # type: ignore[union-attr]
+        soft = dataclasses.replace(model, dictionary=dictionary)
+        self._soft_cache = (key, soft)
+        return soft
+
+    def _segment(self, texts: Sequence[str], user: _UserDict) -> list[list[str]]:
         pieces: list[str] = []
         n_pieces = np.zeros(len(texts) + 1, dtype=np.int64)
         for i, text in enumerate(texts):
@@ -288,20 +358,34 @@ class Segmenter(Tagger):
         piece_ptr = np.zeros(len(pieces) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in pieces], out=piece_ptr[1:])
         joined = "".join(pieces)
-        cut = self._model_cuts(pieces, piece_ptr)
+        forced = forced_boundaries(user.hard, pieces, piece_ptr, longest_word(self.labels_)) \
+            if user.hard else None
+        cut = self._model_cuts(pieces, piece_ptr, forced[::2] if forced else None, user.model)
         kinds = [kind for kind, whole in self.atomic_.items() if whole]
         constrain(cut, joined, kinds, piece_ptr[1:-1])
+        if forced is not None:                     # the user's words beat the atomic runs
+            must, never, _ = forced
+            cut[must] = True
+            cut[never] = False
         cut[piece_ptr] = True                      # after `constrain`: whitespace beats everything
         text_ptr = piece_ptr[np.cumsum(n_pieces)]
         return [_words(joined, cut, int(a), int(b)) for a, b in zip(text_ptr, text_ptr[1:])]
 
-    def _model_cuts(self, pieces: list[str], piece_ptr: np.ndarray) -> np.ndarray:
+    def _model_cuts(self, pieces: list[str], piece_ptr: np.ndarray,
+                    forced: tuple[np.ndarray, np.ndarray] | None = None,
+                    model: schema.Model | None = None) -> np.ndarray:
         """Where the model starts words in the joined pieces (``n + 1`` boundaries), decoded in
         batches of about `BATCH_CHARS` characters; each window of a long piece is decoded with
-        `OVERLAP` characters of context on either side, and only its own characters are kept."""
+        `OVERLAP` characters of context on either side, and only its own characters are kept.
+
+        ``forced`` (boundaries that must and must not start a word, `forced_boundaries`) restricts
+        the labels of the characters around them; a window's own edges are left free (the decoder
+        starts and ends a word there anyway, and a forced word cut by a window edge is in the
+        context, whose decisions are dropped). ``model``: decode with it instead (soft words)."""
         cut = np.zeros(int(piece_ptr[-1]) + 1, dtype=bool)
         for batch in _batches(_windows(pieces, WINDOW, OVERLAP), BATCH_CHARS):
-            starts = self._word_starts([pieces[p][lo:hi] for p, lo, _, _, hi in batch])
+            allowed = self._batch_mask(batch, piece_ptr, forced) if forced is not None else None
+            starts = self._word_starts([pieces[p][lo:hi] for p, lo, _, _, hi in batch], allowed, model)
             keep = np.ones(len(starts), dtype=bool)
             at = 0
             for _, lo, a, z, hi in batch:
@@ -312,37 +396,113 @@ class Segmenter(Tagger):
             cut[first:first + int(keep.sum())] = starts[keep]
         return cut
 
-    def _word_starts(self, texts: list[str]) -> np.ndarray:
+    def _batch_mask(self, batch: list[Window], piece_ptr: np.ndarray,
+                    forced: tuple[np.ndarray, np.ndarray]) -> np.ndarray | None:
+        """The allowed labels (n_chars, L) of a batch's windows under ``forced``, or None when no
+        forced word touches the batch."""
+        must, never = forced
+        parts: list[list[np.ndarray]] = [[], [], [], []]
+        touched = False
+        for p, lo, _, _, hi in batch:
+            g0, g1 = int(piece_ptr[p]) + lo, int(piece_ptr[p]) + hi
+            m, v = must[g0:g1 + 1].copy(), never[g0:g1 + 1].copy()
+            m[[0, -1]] = v[[0, -1]] = False           # the window's edges stay free
+            touched = touched or bool(m.any() or v.any())
+            for store, row in zip(parts, (m[:-1], v[:-1], m[1:], v[1:])):
+                store.append(row)
+        if not touched:
+            return None
+        return char_mask(self.labels_, *(np.concatenate(rows) for rows in parts))
+
+    def _word_starts(self, texts: list[str], allowed: np.ndarray | None = None,
+                     model: schema.Model | None = None) -> np.ndarray:
         """Whether a word starts at each character of ``texts`` (one after the other), as decoded: at
         a B or S, after an E or S, and at the start of every text. (Constrained decoding makes the
         first two agree; taking both keeps ill-formed paths segmentable. In the 6-tag set B2, B3 and
-        M, like BMES's M, neither start nor end a word.)"""
+        M, like BMES's M, neither start nor end a word.) ``allowed`` restricts the labels of the
+        characters it constrains (elsewhere the model's tag dictionary applies, if it has one);
+        ``model`` replaces the segmenter's (soft user words)."""
         corpus = char_corpus(texts)
-        ids = self.predict_ids(corpus)
+        ids: np.ndarray
+        if allowed is None and model is None:
+            ids = self.predict_ids(corpus)
+        else:
+            model = model if model is not None else self.model_
+            if allowed is not None and model.tag_dictionary is not None:
+                base = predict.constraint_mask(model, corpus)
+                if base is not None:
+                    free = np.asarray(allowed.all(axis=1), dtype=bool).reshape(-1, 1)
+                    allowed = np.where(free, base, allowed)
+            ids = predict.best_ids(model, corpus, allowed)
         starts = np.array([lab in ("B", "S") for lab in self.labels_])[ids]
         starts[1:] |= np.array([lab in ("E", "S") for lab in self.labels_])[ids[:-1]]
         starts[corpus.sent_ptr[:-1]] = True
         return starts
 
-    def segment(self, text: str) -> list[str]:
-        """Words of one text."""
+    def segment(self, text: str, user_dict: UserDictSource | None = None,
+                user_dict_mode: str = "hard") -> list[str]:
+        """Words of one text (``user_dict``, ``user_dict_mode``: as for `segment_texts`)."""
         if not isinstance(text, str):
             raise InputError("segment() takes a string")
-        return self.segment_texts([text])[0]
+        return self.segment_texts([text], user_dict, user_dict_mode)[0]
 
-    def segment_lines(self, lines: Iterable[str], batch: int = 2000) -> Iterator[list[str]]:
+    def segment_lines(self, lines: Iterable[str], batch: int = 2000, user_dict: UserDictSource | None = None,
+                      user_dict_mode: str = "hard") -> Iterator[list[str]]:
         """Segment a stream of lines in batches of ``batch`` lines or `BATCH_CHARS` characters, whichever
-        comes first: memory stays flat however long the input is."""
+        comes first: memory stays flat however long the input is. ``user_dict`` and ``user_dict_mode``
+        are as for `segment_texts`; a dictionary file is read once, before the first line."""
+        self._check_fitted()
+        user = self._resolve(user_dict, user_dict_mode)
         buf: list[str] = []
         size = 0
         for line in lines:
             buf.append(line)
             size += len(line)
             if len(buf) >= batch or size >= BATCH_CHARS:
-                yield from self.segment_texts(buf)
+                yield from self._segment(buf, user)
                 buf, size = [], 0
         if buf:
-            yield from self.segment_texts(buf)
+            yield from self._segment(buf, user)
+
+    # ------------------------------------------------------------ the user's words
+    def add_word(self, word: str, freq: int | None = None, tag: str | None = None) -> None:
+        """Force ``word`` in every later ``segment*`` call (hard mode, beside a call's ``user_dict``),
+        as jieba's ``add_word`` does: a word that is not in the training data comes back whole with no
+        retraining. ``freq`` and ``tag`` are kept for the user (jieba's columns) and do not change
+        segmentation. The words live in this object only: `save` does not write them (the model file
+        is the training's), so add them again after `load`."""
+        if not isinstance(word, str):
+            raise InputError(f"add_word() takes a word (a string), not {type(word).__name__}")
+        line = " ".join([word, *([] if freq is None else [str(freq)]), *([] if tag is None else [tag])])
+        try:
+            entry = parse_entry(line)
+        except InputError:
+            entry = None
+        if entry is None or entry.word != word or (freq is not None and entry.freq != freq) \
+                or (tag is not None and entry.tag != tag):
+            raise InputError(f"add_word(): {word!r} (frequency {freq!r}, tag {tag!r}) is not a word of "
+                             "a user dictionary: a word has no whitespace, a frequency is a whole number "
+                             "and a tag letters")
+        self._added_words[word] = entry
+        self._added_matcher = None
+
+    def del_word(self, word: str) -> None:
+        """Stop forcing a word of `add_word` (a word never added: nothing happens). It does not remove
+        a word the model learnt: only what `add_word` added."""
+        if self._added_words.pop(word, None) is not None:
+            self._added_matcher = None
+
+    @property
+    def added_words(self) -> dict[str, Entry]:
+        """The words of `add_word` (a copy), each with its frequency and tag."""
+        return dict(self._added_words)
+
+    def _added(self) -> WordMatcher | None:
+        if not self._added_words:
+            return None
+        if self._added_matcher is None:
+            self._added_matcher = WordMatcher(self._added_words)
+        return self._added_matcher
 
     # --------------------------------------------------------------- evaluation
     def evaluate(self, X: Any, y: Any = None, *, strict: bool = False, calibration: bool = False) -> dict:

@@ -112,11 +112,24 @@ def evaluate(model_path, task, as_json, strict, path):
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="Where to write, replaced only once all is written [default: standard output].")
 @click.option("--sep", default=" ", show_default=True, help="Separator between words.")
+@click.option("--user-dict", metavar="FILE",
+              help="A user dictionary in jieba's format (one 'word [frequency] [tag]' a line): its words "
+                   "come back whole (unless they cross whitespace; overlaps: leftmost, then longest).")
+@click.option("--user-dict-mode", type=click.Choice(["hard", "soft"]), default="hard", show_default=True,
+              help="hard: force every occurrence as a word; soft: add the words to the lexicon the model "
+                   "reads, which makes them likelier words without forcing them.")
 @click.option("--dask", metavar="ADDRESS", help=_DASK_HELP.replace("sentence breaks", "line ends"))
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
-def segment(model_path, output, sep, dask, inputs):
+def segment(model_path, output, sep, user_dict, user_dict_mode, dask, inputs):
     """Segment raw Chinese text (standard input or FILEs), line by line: one output line per input
-    line, empty lines kept. Streams in batches, so memory stays flat on large files."""
+    line, empty lines kept. Streams in batches, so memory stays flat on large files.
+
+    \b
+    structperc segment --model cws/ --user-dict userdict.txt < raw.txt
+    """
     single_threaded_blas()
+    if dask is not None and user_dict is not None:
+        raise click.UsageError("--user-dict is not available with --dask")
     _, segment_files, cluster = _library(dask)
-    segment_files(model_path, inputs, _output(output), sep=sep, **cluster)
+    extra = {} if user_dict is None else {"user_dict": user_dict, "user_dict_mode": user_dict_mode}
+    segment_files(model_path, inputs, _output(output), sep=sep, **extra, **cluster)

@@ -81,13 +81,19 @@ class _BytesEndTracking:
 
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],
-                  sep: str = " ") -> None:
+                  sep: str = " ", user_dict: str | os.PathLike | None = None, user_dict_mode: str = "hard") -> None:
     """Segment raw text line by line (one output line per input line); streams in batches. ``output``
-    is a text stream, ``"-"`` or a path (written atomically)."""
+    is a text stream, ``"-"`` or a path (written atomically). ``user_dict`` is a file in jieba's
+    user-dictionary format applied as `Segmenter.segment_texts` says (``user_dict_mode``); it is read
+    before any output is written, so a bad line leaves no partial output."""
     from structperc.io.output import output_stream
     from structperc.io.segmented import iter_raw_lines
 
     seg = Segmenter.load(model_path)
+    lines = seg.segment_lines(iter_raw_lines(inputs or ("-",)), user_dict=user_dict, user_dict_mode=user_dict_mode)
+    first = next(lines, None)  # the generator reads the dictionary before its first line
     with output_stream(output) as out:
-        for words in seg.segment_lines(iter_raw_lines(inputs or ("-",))):
+        if first is not None:
+            out.write(sep.join(first) + "\n")
+        for words in lines:
             out.write(sep.join(words) + "\n")
