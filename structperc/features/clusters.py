@@ -68,6 +68,7 @@ class ClusterMap:
         self._paths: dict[str, str] | None = dict(paths)
         #: a stored resource's words and their paths, until `paths` is first needed (`stored`)
         self._table: tuple[list[str], list[str]] | None = None
+        self._table_passes = 0
         self.counts = dict(counts or {})
         self.word = word
         self.prefixes = tuple(int(n) for n in prefixes)
@@ -106,7 +107,7 @@ class ClusterMap:
             return [self.path(w) for w in words]
         needed = set(words) | {w.lower() for w in words}
         hit = {w: p for w, p in zip(*self._table) if w in needed}
-        self._table_passes = getattr(self, "_table_passes", 0) + 1
+        self._table_passes += 1
         if self._table_passes > 1:  # looked up again (training folds, streamed input): build the dictionary
             self.paths  # noqa: B018
         found = []

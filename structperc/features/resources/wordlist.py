@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from structperc.features.dictionary import with_columns
-from structperc.features.lexicon import MAX_VALUE, Lexicon, LexiconMatcher
+from structperc.features.lexicon import SegmentationDictionary
 from structperc.io.corpus import Corpus
 
 DICTIONARY_COLUMNS = ("dicb", "dice", "dicm")
@@ -38,19 +38,13 @@ class DictionaryWords:
         self.resource = dict(resource) if resource else None
 
     @functools.cached_property
-    def matcher(self) -> LexiconMatcher:
-        return LexiconMatcher(self.words)
+    def _lexicon(self) -> SegmentationDictionary:
+        """The words as a segmentation lexicon: its three columns (compiled, with the slow path for tokens
+        of more than one character) are these columns under other names."""
+        return SegmentationDictionary(self.words)
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        coded = self.matcher.columns(corpus, max_value=MAX_VALUE)
-        if coded is not None:
-            return dict(zip(DICTIONARY_COLUMNS, coded.values()))
-        lookup = Lexicon(set(self.words))  # tokens of more than one character: the slow path
-        cols: list[list[str]] = [[], [], []]
-        for chars in corpus.sentences("char"):
-            for store, v in zip(cols, lookup.columns("".join(chars))):
-                store.extend(v)
-        return dict(zip(DICTIONARY_COLUMNS, cols))
+        return dict(zip(DICTIONARY_COLUMNS, self._lexicon.values(corpus).values()))
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
