@@ -5,9 +5,24 @@ Chunking, NER, POS tagging and Chinese word segmentation from CoNLL files, plain
 """
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 from structperc.version import __version__
 
-__all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "__version__"]
+if TYPE_CHECKING:
+    from structperc.tagger import Tagger
+
+__all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "load", "__version__"]
+
+
+def load(model: str | os.PathLike) -> Tagger:
+    """A model by shipped name (``"en-upos"``, ``"zh-seg"``: ``structperc models`` lists them) or by
+    path (a directory saved by ``train`` or `Tagger.save`, or its ``.zip``; a path that exists wins
+    over a name): a `Segmenter` for word segmentation, else a `Tagger`."""
+    from structperc.commands.models import load as load_model
+
+    return load_model(model)
 
 
 def __getattr__(name: str):

@@ -531,3 +531,11 @@ class Segmenter(Tagger):
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Segmenter":
         return cls.from_model(schema.read(path), str(path))
+
+    def explain(self, text: str) -> dict:
+        """Why the characters of ``text`` (one piece, no whitespace) get their B/M/E/S tags, as
+        `Tagger.explain` says it of tokens (the model's decisions, before the atomic runs and the user's
+        words: `structperc.predict.explain`)."""
+        from structperc.predict.explain import explain_text
+
+        return explain_text(self.model_, text)

@@ -3,13 +3,19 @@
 Install with ``pip install "structperc[spacy]"``. Both are registered through spaCy's entry points
 (``spacy_factories`` and ``spacy_tokenizers`` in ``pyproject.toml``), so nothing needs importing::
 
-    nlp = spacy.blank("es")
-    nlp.add_pipe("structperc", config={"model": "ner-es/"})
-    [(e.text, e.label_) for e in nlp("Juan vive en Madrid .").ents]
+    nlp = spacy.blank("en")
+    nlp.add_pipe("structperc", config={"model": "en-upos"})
+    [(t.text, t.pos_) for t in nlp("The cat sat on the mat .")]
 
     nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "structperc.Tokenizer.v1",
-                                                          "model": "cws/"}}})
-    [t.text for t in nlp("上海体育局召开会议")]
+                                                          "model": "zh-seg"}}})
+    [t.text for t in nlp("我爱北京天安门")]
+
+``model`` is a shipped model's name (``structperc models`` lists them) or the path of a model
+directory or ``.zip`` (e.g. ``"ner-es/"``, from ``structperc train``); a path that exists wins over
+a name (`structperc.model.shipped.resolve`), and an unknown bare name is refused with one line
+listing the shipped names. By assignment: ``nlp.tokenizer = StructpercTokenizer(nlp.vocab,
+"zh-seg")`` (but only the config form is rebuilt by ``spacy.load`` of a saved pipeline).
 
 What the component writes depends on the model (``annotate`` overrides it):
 

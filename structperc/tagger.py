@@ -7,7 +7,7 @@ import dataclasses
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -52,6 +52,16 @@ def _held(name: str, doc: str) -> Any:
 
 
 _PARAM_NAMES: dict[type, list[str]] = {}
+
+
+class TaggedToken(NamedTuple):
+    """A token of raw text (`Tagger.tag_texts`): its text, its character offsets in the document
+    (``document[start:end] == text``) and its tag."""
+
+    text: str
+    start: int
+    end: int
+    tag: str
 
 
 def _param_names(cls: type) -> list[str]:
@@ -305,6 +315,8 @@ class Tagger(Assessment):
             raise RuntimeError(f"this {type(self).__name__} is not trained yet: call fit() or load()")
 
     def _corpus(self, X: Any, y: Any = None, *, need_tags: bool) -> Corpus:
+        if not need_tags and "_model" in self.__dict__:
+            X = self._with_upstream(X)
         return to_corpus(X, y, self.task_, need_tags=need_tags, reads=self.reads(gold=need_tags),
                          unknown=self.unknown_tag,
                          token_columns=set(self.features_.columns), dataset_columns=self.dataset_columns_)
@@ -338,6 +350,61 @@ class Tagger(Assessment):
         if isinstance(sentence, str):
             raise InputError("tag() takes a list of tokens, not a string")
         return self.predict([sentence])[0] if len(sentence) else []
+
+    @property
+    def language_(self) -> str | None:
+        """The model's language: its card's (a shipped model), else ``lang`` given in training."""
+        card = self.provenance_.get("card") if isinstance(self.provenance_, dict) else None
+        return (card or {}).get("language") or self.lang
+
+    @property
+    def upstream_(self) -> dict[str, "Tagger"]:
+        """The shipped models that predict columns this model reads (its card's ``reads``, e.g.
+        ``{"pos": en-xpos}`` for en-chunk), loaded on first use: they fill those columns when the
+        input has words alone (`predict` on word lists, `tag_texts`)."""
+        if "_upstream" not in self.__dict__:
+            from structperc.model.shipped import resolve
+
+            card = self.provenance_.get("card") or {}
+            self._upstream = {column: Tagger.from_model(schema.read(resolve(name)))
+                              for column, name in (card.get("reads") or {}).items()}
+        return self._upstream
+
+    def _with_upstream(self, X: Any) -> Any:
+        """Word lists become rows of the model's columns, those an upstream model predicts filled in;
+        any other input is returned as is."""
+        upstream = self.upstream_ if isinstance(X, list) and X and all(
+            isinstance(s, (list, tuple)) and all(isinstance(t, str) for t in s) for s in X) else {}
+        if not upstream:
+            return X
+        filled = {column: tagger.predict(X) for column, tagger in upstream.items()}
+        token = self.task_.columns[0]
+        columns = [c for c in self.task_.columns if c not in ("_", self.task_.tag_column)]
+        return [[tuple(words[i] if c == token else filled[c][n][i] for c in columns)
+                 for i in range(len(words))] for n, words in enumerate(X)]
+
+    def tag_texts(self, texts: str | Iterable[str], *, lang: str | None = None) -> list[list[list[TaggedToken]]]:
+        """Tag raw text: for each document, its sentences, each a list of `TaggedToken` (text, offsets,
+        tag). Sentences and tokens are split the way the model's corpus is (`structperc.io.raw_text`,
+        spaCy's rule-based tokenizer for ``lang``: by default the model's language); columns an upstream
+        shipped model predicts (en-chunk's POS) are filled by it first. A string is one document."""
+        from structperc.io.raw_text import split_texts
+
+        language = lang or self.language_
+        if language is None:
+            raise InputError("the model has no language to split raw text by: pass lang= (e.g. 'en'), "
+                             "or give tokens")
+        docs = [texts] if isinstance(texts, str) else list(texts)
+        split = list(split_texts(docs, language))
+        sentences = [s for doc in split for s in doc]
+        tags = self.predict([[t.text for t in s] for s in sentences]) if sentences else []
+        out: list[list[list[TaggedToken]]] = []
+        at = 0
+        for doc in split:
+            out.append([[TaggedToken(t.text, t.start, t.end, tag) for t, tag in zip(s, tags[at + k])]
+                        for k, s in enumerate(doc)])
+            at += len(doc)
+        return out
 
     def tag_dataset(self, dataset: Any, column: str = "predicted") -> Any:
         """A copy of a `datasets.Dataset` plus predicted tags (ClassLabel ids if the gold ones are)."""
@@ -383,3 +450,30 @@ class Tagger(Assessment):
                                              prune_vocabulary=prune_vocabulary))
         out.__dict__.update(self.get_params(), best_epoch_=self.best_epoch_, history_=list(self.history_))
         return out
+
+    # ------------------------------------------------------------------ inspection
+    def explain(self, sentence: Any) -> dict:
+        """Why one sentence (a list of tokens or of tuples, or any input `predict` reads holding one
+        sentence) gets its tags: per token its ``label`` (``predict``'s), the ``features`` that fired
+        for it as (name, weight) pairs, its ``transition`` weight from the previous label, the
+        ``runner_up`` tag and its ``margin``; the path's ``score`` and ``end`` term, which the token
+        parts sum to exactly (`structperc.predict.explain`)."""
+        from structperc.predict.explain import explain, one_sentence
+
+        return explain(self.model_, self._corpus(one_sentence(sentence), need_tags=False))
+
+    @property
+    def state_features_(self) -> Any:
+        """``{(feature name, label): weight}`` of every non-zero state weight, the labels the model's
+        (``labels_``), built from the weights on first use (`structperc.model.inspection`)."""
+        from structperc.model.inspection import state_features
+
+        return state_features(self.model_)
+
+    @property
+    def transition_features_(self) -> Any:
+        """``{(label_from, label_to): weight}`` of every transition weight, ``"<bos>"`` (the sentence
+        start) among the from-labels (`structperc.model.inspection`)."""
+        from structperc.model.inspection import transition_features
+
+        return transition_features(self.model_)

@@ -591,9 +591,12 @@ def test_iob2_labels_are_detected_and_learnt_in_iobes(fitted_iob, data):
     for i, p in enumerate(pred):
         raw = [model.labels[j] for j in ids[ptr[i]:ptr[i + 1]]]
         assert list(p) == convert(raw, "iobes", "iob2")
-    # the inspection attributes stay in the model's labels
-    assert {lab for _, lab in fitted_iob.state_features_} <= set(model.labels)
-    assert len(fitted_iob.transition_features_) == len(model.labels) ** 2
+    # the inspection attributes speak the user's labels; the learnt_ ones the model's
+    # (tests/test_sklearn_inspection.py checks the mapping)
+    assert {lab for _, lab in fitted_iob.state_features_} <= set(fitted_iob.classes_)
+    assert {lab for _, lab in fitted_iob.learnt_state_features_} <= set(model.labels)
+    assert {lab for pair in fitted_iob.transition_features_ for lab in pair} <= set(fitted_iob.classes_)
+    assert len(fitted_iob.learnt_transition_features_) == int((model.weights.mask[:-1] == 0).sum())
 
 
 def test_iobes_marginals_sum_into_iob2_tags(fitted_iob, data):

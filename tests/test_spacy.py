@@ -406,3 +406,80 @@ def test_words_and_spaces_refuses_words_not_in_text():
         words_and_spaces(["上海", "北京"], "上海 体育")
     with pytest.raises(InputError, match="do not cover the text"):
         words_and_spaces(["上海"], "上海 体育")
+
+
+# ------------------------------------------------------------------------------ shipped models
+def shipped_model(name: str) -> str:
+    """``name``, or skip the test when that shipped model is not in this checkout (they are built
+    by ``scripts/build_models.py NAME`` into ``structperc/shipped/``)."""
+    from structperc.model import shipped
+
+    if name not in shipped.names():
+        pytest.skip(f"shipped model {name!r} is not built here (python scripts/build_models.py {name})")
+    return name
+
+
+def test_component_takes_a_shipped_name():
+    import structperc
+
+    name = shipped_model("en-upos")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("structperc", config={"model": name})
+    component = nlp.get_pipe("structperc")
+    tagger = structperc.load(name)
+    assert component.annotation == "pos" and component.labels == tuple(tagger.labels_)
+    sents = [["The", "cat", "sat", "on", "the", "mat", "."], ["She", "did", "n't", "go", "to", "Paris", "!"]]
+    out = list(nlp.pipe([Doc(nlp.vocab, words=s) for s in sents], batch_size=2))
+    assert [[t.pos_ for t in d] for d in out] == tagger.predict(sents)
+    assert [t.pos_ for t in nlp("The cat sat on the mat .")] == tagger.predict([sents[0]])[0]
+
+
+def test_a_path_that_exists_wins_over_a_shipped_name(models, tmp_path, monkeypatch):
+    """A user's own ``en-upos/`` folder in the working directory is theirs, shipped or not."""
+    import shutil
+
+    shutil.copytree(models["upos"], tmp_path / "en-upos")
+    monkeypatch.chdir(tmp_path)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("structperc", config={"model": "en-upos"})
+    assert nlp.get_pipe("structperc").labels == tuple(Tagger.load(models["upos"]).labels_)
+
+
+def test_unknown_model_name_is_one_line_listing_the_shipped_names():
+    from structperc.model import shipped
+
+    nlp = spacy.blank("en")
+    with pytest.raises(InputError, match=r"no structperc model 'en-nope' \(for the 'structperc' component\): "
+                                         r"not a path here and not a shipped model's name \(shipped: ") as info:
+        nlp.add_pipe("structperc", config={"model": "en-nope"})
+    message = str(info.value)
+    assert "\n" not in message and all(name in message for name in shipped.names())
+    with pytest.raises(InputError, match=r"no structperc model 'zh-nope' \(for the structperc tokenizer\)"):
+        spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "structperc.Tokenizer.v1",
+                                                        "model": "zh-nope"}}})
+    assert nlp.pipe_names == []
+
+
+@pytest.fixture(scope="module")
+def zh_seg():
+    name = shipped_model("zh-seg")
+    return spacy.blank("zh", config={"nlp": {"tokenizer": {"@tokenizers": "structperc.Tokenizer.v1",
+                                                           "model": name}}})
+
+
+def test_shipped_zh_seg_as_the_tokenizer_of_blank_zh(zh_seg, tmp_path):
+    import structperc
+
+    segmenter = structperc.load("zh-seg")
+    by_hand = spacy.blank("zh")
+    by_hand.tokenizer = StructpercTokenizer(by_hand.vocab, "zh-seg")
+    texts = ["我爱北京天安门", "上海体育局召开会议", "２０２４年，我们去北京。 他说：好！", ""]
+    for text in texts:
+        for nlp in (zh_seg, by_hand):
+            doc = nlp(text)
+            assert [t.text for t in doc if not t.is_space] == segmenter.segment(text) and doc.text == text
+    # a saved pipeline carries the model: spacy.load rebuilds the tokenizer from the saved copy
+    zh_seg.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    assert isinstance(loaded.tokenizer, StructpercTokenizer)
+    assert [[t.text for t in loaded(text)] for text in texts] == [[t.text for t in zh_seg(text)] for text in texts]

@@ -18,6 +18,7 @@ class _Group(click.Group):
     lazy = {"binary": "structperc.binary.cli:binary_command",
             "compress": "structperc.cli.lifecycle:compress_command",
             "info": "structperc.cli.lifecycle:info_command",
+            "models": "structperc.cli.lifecycle:models_command",
             "serve": "structperc.cli.serving:serve_command",
             "clusters": "structperc.cli.clusters:clusters_command"}
 
@@ -26,6 +27,7 @@ class _Group(click.Group):
     lazy_help = {"binary": "Train a binary perceptron on CSV and print its updates...",
                  "compress": "Shrink a model (tagger or segmenter) by dropping the...",
                  "info": "Describe a model: task, labels, templates, sizes, how it was...",
+                 "models": "List the shipped models: name, task, language, corpus and...",
                  "serve": "Serve models over HTTP: a JSON API (POST /tag, POST...",
                  "clusters": "Learn Brown clusters from RAW.txt: one sentence per line,..."}
 

@@ -11,3 +11,7 @@ def single_threaded_blas() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+
+
+#: What every ``--model`` that reads a model takes (`structperc.model.shipped.resolve`).
+MODEL_HELP = "A model directory saved by 'train', or a shipped model's name ('structperc models')."

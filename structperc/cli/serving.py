@@ -8,9 +8,11 @@ from structperc.cli.errors import with_one_line_errors
 
 
 @click.command("serve")
-@click.option("--model", "models", multiple=True, required=True, metavar="[NAME=]DIR",
-              help="A model to serve (repeat for several; the first is the default). NAME defaults to the "
-                   "directory's name; requests pick a model by it.")
+@click.option("--model", "models", multiple=True, metavar="[NAME=]DIR",
+              help="A model to serve: a directory or a shipped model's name (en-upos; 'structperc models' "
+                   "lists them). Repeat for several; the first is the default. NAME defaults to the "
+                   "directory's (or shipped model's) name; requests pick a model by it. None: every "
+                   "shipped model, en-upos the default.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (0.0.0.0: every interface; the service has no authentication).")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
@@ -26,12 +28,19 @@ from structperc.cli.errors import with_one_line_errors
 @with_one_line_errors
 def serve_command(models, host, port, max_body_bytes, max_sentences, max_tokens, max_nbest, access_log):
     """Serve models over HTTP: a JSON API (POST /tag, POST /segment, GET /models, GET /health; OpenAPI
-    at /docs) and a web page at / to try them. Models are loaded once; concurrent requests are
-    batched. Needs the serve extra: pip install "structperc[serve]".
+    at /docs) and a web page at / to try them. With no --model, every shipped model is served under
+    its own name (en-upos the default, if shipped). Models are loaded once; concurrent requests are
+    batched. POST /tag takes raw text with "raw": true for models with a language (the shipped ones):
+    the answer gives each token's character offsets. Needs the serve extra: pip install
+    "structperc[serve]" (raw text also the text extra: "structperc[serve,text]").
 
     \b
+    structperc serve
+    structperc serve --model en-upos --model es-ner
     structperc serve --model chunker/
     structperc serve --model ner=models/ner-es --model pos=models/pos-en --port 8080
+    curl -s localhost:8000/tag -H 'Content-Type: application/json' \\
+      -d '{"model": "en-upos", "text": "Prices rose 3.5% in May. Shares fell.", "raw": true}'
     curl -s localhost:8000/tag -d '{"text": "Juan vive en Madrid ."}' -H 'Content-Type: application/json'
     """
     single_threaded_blas()

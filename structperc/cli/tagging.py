@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from structperc.cli.environment import single_threaded_blas
+from structperc.cli.environment import MODEL_HELP, single_threaded_blas
 
 
 def _output(path: str):
@@ -30,14 +30,16 @@ def _library(dask: str | None):
 
 
 @click.command("tag")
-@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("--model", "model_path", required=True, metavar="MODEL", help=MODEL_HELP)
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="Where to write, replaced only once all is written [default: standard output].")
-@click.option("--input-format", type=click.Choice(["auto", "conll", "conllu", "tokens", "text"]),
+@click.option("--input-format", type=click.Choice(["auto", "conll", "conllu", "tokens", "lines", "text"]),
               default="auto", show_default=True,
               help="conll: the model's columns; conllu; tokens: one token per line, a blank line between "
-                   "sentences; text: one sentence per line. auto: CoNLL-U or one token per line when the "
-                   "file name or the first lines say so, else conll.")
+                   "sentences; lines: one sentence per line, tokens split at whitespace; text: raw text, "
+                   "split into sentences and tokens the way the model's corpus is (a blank line ends a "
+                   "document; needs structperc[text]). auto: CoNLL-U, one token per line or lines when "
+                   "the file name or the first lines say so, else conll.")
 @click.option("--output-format", type=click.Choice(["conll", "conllu", "tokens", "jsonl"]), default=None,
               help="conll: every input line, token lines with the tag appended; conllu: the tag in the "
                    "column the model predicts; tokens: token<TAB>tag lines; jsonl: one "
@@ -62,7 +64,8 @@ def tag(model_path, output, input_format, output_format, marginals, nbest, force
 
     \b
     structperc tag --model ner/ --marginals < test.conll
-    structperc tag --model ner/ --nbest 3 --input-format text < sentences.txt
+    structperc tag --model ner/ --nbest 3 --input-format lines < sentences.txt
+    echo "I saw Dr. Smith in Madrid. He didn't stay." | structperc tag --model en-upos --input-format text
     structperc tag --model pos/ --forced-column 2 < partly_tagged.conll
     structperc tag --model chunk/ --dask local:2 -o big.tagged big.conll
     """
@@ -74,7 +77,7 @@ def tag(model_path, output, input_format, output_format, marginals, nbest, force
 
 
 @click.command("calibrate")
-@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("--model", "model_path", required=True, metavar="MODEL", help=MODEL_HELP)
 @click.option("--out", "out_path", metavar="DIR", help="Save the calibrated model here [default: --model].")
 @click.option("--plot", metavar="FILE.png",
               help="Write a reliability diagram (accuracy per confidence bin, before and after).")
@@ -91,7 +94,7 @@ def calibrate(model_path, out_path, plot, path):
 
 
 @click.command("eval")
-@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train'.")
+@click.option("--model", "model_path", required=True, metavar="MODEL", help=MODEL_HELP)
 @click.option("--task", help="Optional check: the task the model must have been trained for.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--strict", is_flag=True, help="seqeval strict mode (exact scheme-conformant spans).")
@@ -108,7 +111,8 @@ def evaluate(model_path, task, as_json, strict, path):
 
 
 @click.command("segment")
-@click.option("--model", "model_path", required=True, metavar="DIR", help="A model saved by 'train --task cws'.")
+@click.option("--model", "model_path", required=True, metavar="MODEL",
+              help="A segmenter saved by 'train --task cws', or a shipped one's name (zh-seg).")
 @click.option("-o", "--output", default="-", metavar="FILE",
               help="Where to write, replaced only once all is written [default: standard output].")
 @click.option("--sep", default=" ", show_default=True, help="Separator between words.")

@@ -10,6 +10,7 @@ from typing import Callable
 from structperc.errors import InputError
 from structperc.model import schema
 from structperc.model.archive import writing_lock
+from structperc.model.shipped import is_shipped
 from structperc.segmenter import Segmenter
 from structperc.tagger import Tagger
 
@@ -94,6 +95,8 @@ def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.Pa
         from structperc.train.plot import require_matplotlib
 
         require_matplotlib()
+    if out_path is None and is_shipped(model_path):
+        raise InputError("a shipped model is not changed in place: give --out DIR", str(model_path))
     target = out_path or model_path
     writable_outputs(target, plot=plot)
     with writing_lock(target):
@@ -112,6 +115,13 @@ def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.Pa
         plot_reliability({"before (τ = 1)": before, f"after (τ = {record['temperature']:.3g})": after}, plot,
                          title=f"{Path(path).name}: {model.task_.name}")
     return record
+
+
+def shipped_models() -> list[dict]:
+    """The cards of the shipped models (`structperc.model.shipped.cards`), by name."""
+    from structperc.model.shipped import cards
+
+    return cards()
 
 
 def info(model_path: str | os.PathLike) -> dict:

@@ -3,11 +3,14 @@ files or standard input in, the same lines tagged (or segmented) out, a chunk at
 stays flat on large inputs. Output to a file is written atomically (`structperc.io.output`)."""
 from __future__ import annotations
 
+import itertools
 import os
-from typing import IO, Any, Iterable, Sequence, cast
+from typing import IO, Any, Iterable, Iterator, Sequence, cast
 
 from structperc.commands.models import load_tagger
+from structperc.errors import InputError
 from structperc.segmenter import Segmenter
+from structperc.tagger import Tagger
 
 
 def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
@@ -30,6 +33,11 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     from structperc import predict
     from structperc.io.output import output_stream
 
+    if input_format == "text":
+        if nbest or marginals or forced_column is not None:
+            raise InputError("--input-format text takes no --nbest, --marginals or --forced-column: tokenize "
+                             "first (--output-format tokens) and tag that")
+        return tag_raw_text(load_tagger(model_path), inputs, output, output_format=output_format)
     sentences = predict.tagging_options(input_format, output_format, nbest, sentences)
     model = load_tagger(model_path).model_
     with output_stream(output) as raw_out:
@@ -41,6 +49,55 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
                                                   forced_column=forced_column, marginals=marginals,
                                                   unknown=unknown, sentences=sentences)
             predict.write_tagged(out, model, setup.chunks(source), setup)
+
+
+#: Raw-text documents tagged per call (`tag_raw_text`): memory stays flat on large inputs.
+TEXT_BATCH = 2_000
+
+
+def raw_documents(inputs: Iterable[str | IO]) -> Iterator[str]:
+    """Documents of raw text: runs of lines between blank lines (a paragraph each), lines joined by
+    newlines, from files (or ``-``) in order."""
+    from structperc.io.segmented import iter_raw_lines
+
+    lines: list[str] = []
+    for line in iter_raw_lines(inputs):
+        if line.strip():
+            lines.append(line)
+        elif lines:
+            yield "\n".join(lines)
+            lines = []
+    if lines:
+        yield "\n".join(lines)
+
+
+def tag_raw_text(tagger: Tagger, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str], *,
+                 output_format: str | None = None, batch: int = TEXT_BATCH) -> None:
+    """``structperc tag --input-format text``: raw text (paths, or ``"-"``) split into documents at blank
+    lines, each split into sentences and tokens and tagged (`Tagger.tag_texts`), written as
+    ``token<TAB>tag`` lines with a blank line after each sentence (``tokens``, ``conll``: the default),
+    or one JSON object a sentence with the tokens' character ``offsets`` in their document (``jsonl``)."""
+    import json
+
+    from structperc.io.output import output_stream
+
+    fmt = output_format or "tokens"
+    if fmt not in ("tokens", "conll", "jsonl"):
+        raise InputError(f"--input-format text writes tokens, conll or jsonl, not {fmt}")
+    documents = raw_documents(inputs or ("-",))
+    with output_stream(output) as out:
+        while True:
+            docs = list(itertools.islice(documents, batch))
+            if not docs:
+                break
+            for doc in tagger.tag_texts(docs):
+                for sent in doc:
+                    if fmt == "jsonl":
+                        out.write(json.dumps({"tokens": [t.text for t in sent], "tags": [t.tag for t in sent],
+                                              "offsets": [[t.start, t.end] for t in sent]},
+                                             ensure_ascii=False) + "\n")
+                    else:
+                        out.write("".join(f"{t.text}\t{t.tag}\n" for t in sent) + "\n")
 
 
 class _EndTracking:

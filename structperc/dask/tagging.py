@@ -153,7 +153,7 @@ def _tag_items(tagger: Any, inputs: Sequence[Any], job: dict, parts: int | None,
     try:
         for source in inputs or ("-",):
             setup, source = tagging_setup(model, source, **job)
-            for part in input_parts(source, setup.fmt == "text", parts, threads, part_bytes):
+            for part in input_parts(source, setup.fmt == "lines", parts, threads, part_bytes):
                 yield part, setup
     except InputError as exc:
         yield exc

@@ -55,12 +55,13 @@ def model_bytes(model: Any) -> tuple[bytes, str]:
     """The archive bytes of ``model`` (a model directory, or a fitted `Tagger`) and their digest."""
     from structperc.model.archive import archive_path
     from structperc.model.schema import to_bytes
+    from structperc.model.shipped import resolve
 
     if isinstance(model, (str, os.PathLike)):
         from structperc.commands import load
 
         load(model)  # damage and foreign files are refused here, in one line
-        blob = archive_path(model).read_bytes()
+        blob = archive_path(resolve(model)).read_bytes()
     else:
         model._check_fitted()
         blob = to_bytes(model.model_)

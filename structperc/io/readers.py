@@ -179,5 +179,5 @@ def text_chunks(source: Any, layout: Layout, sentences: int) -> Iterator[TagChun
 def _text_chunk(sents, numbers, per_line, token, name) -> TagChunk:
     corpus = Corpus.from_sentences(sents, token_column=token, source=name)
     corpus.sent_lines = np.asarray(numbers, dtype=np.int64)
-    return TagChunk(corpus, "text", line_tokens=per_line)
+    return TagChunk(corpus, "lines", line_tokens=per_line)
 

@@ -52,7 +52,7 @@ REGISTRY: tuple[InputFormat, ...] = (
                 chunks=r.conll_chunks, holds=r.conll_columns),
     InputFormat("tokens", "one-token-per-line", line=r.token_line, chunks=r.token_chunks,
                 holds=r.token_column),
-    InputFormat("text", "one-sentence-per-line text", line=r.text_line, chunks=r.text_chunks,
+    InputFormat("lines", "one sentence per line, tokens split at whitespace", line=r.text_line, chunks=r.text_chunks,
                 holds=r.token_column),
     InputFormat("dataset", "datasets.Dataset", given=is_dataset, read=r.read_dataset),
     InputFormat("lists", "token lists", given=r.is_token_lists, read=r.read_token_lists),

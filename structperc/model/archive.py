@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterator
 import numpy as np
 
 from structperc.errors import InputError, ModelFormatError
+from structperc.model.shipped import resolve
 
 if TYPE_CHECKING:
     from structperc.model.state_weights import StateWeights
@@ -29,7 +30,14 @@ FORMAT_NAME = "structperc-model"
 #: array); 3: a two-stage model (a first-stage model nested in it). A file is written at the oldest
 #: version that holds it (`structperc.model.schema.write`), so older structperc releases keep reading
 #: first-order models and refuse the others ("written by a newer structperc").
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: The version whose arrays may be stored once for two names (``"same_as"``): a two-stage model's first
+#: stage reads the same language-resource tables as the model itself.
+SHARED_ARRAYS_VERSION = 4
+#: Prefix of a nested first stage's arrays (`structperc.model.schema.STAGE_KEY` and a dot).
+_STAGE_PREFIX = "stage1."
+#: Tables smaller than this are stored twice: sharing them would change the bytes of every two-stage model.
+_SHARED_MIN_BYTES = 1 << 20
 ARCHIVE_NAME = "model.zip"
 _META = "metadata.json"
 _ALLOWED_DTYPES = {"float32", "float64", "int16", "int32", "int64", "uint8", "uint16", "bool"}
@@ -42,21 +50,31 @@ def archive_path(path: str | os.PathLike) -> Path:
 
 
 def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
-                 version: int = FORMAT_VERSION) -> Path:
-    """Write metadata and arrays atomically, as format ``version``; returns the archive path."""
+                 version: int = FORMAT_VERSION, *, deflate: bool = False) -> Path:
+    """Write metadata and arrays atomically, as format ``version``; returns the archive path.
+    ``deflate`` compresses the members (the shipped models: smaller files, slower to read)."""
     target = archive_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(meta, format=FORMAT_NAME, format_version=version,
-                arrays={k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()})
+    blobs = {name: _npy_bytes(arr) for name, arr in arrays.items()}
+    # A first stage's large table equal to the model's own of the same name is stored once (the language
+    # resources both stages read: 3.8 MB of German clusters each); only then is the file of version 4,
+    # so every other model keeps its bytes and stays readable by earlier releases.
+    shared = {name: name[len(_STAGE_PREFIX):] for name in blobs
+              if name.startswith(_STAGE_PREFIX + "extra.") and len(blobs[name]) >= _SHARED_MIN_BYTES
+              and blobs.get(name[len(_STAGE_PREFIX):]) == blobs[name]}
+    described = {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()}
+    for name, same in shared.items():
+        described[name]["same_as"] = same
+    meta = dict(meta, format=FORMAT_NAME, format_version=max(version, SHARED_ARRAYS_VERSION) if shared else version,
+                arrays=described)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
-                _write_member(zf, _META, json.dumps(meta, ensure_ascii=False, sort_keys=True).encode())
-                for name, arr in arrays.items():
-                    buf = io.BytesIO()
-                    np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
-                    _write_member(zf, f"{name}.npy", buf.getvalue())
+                _write_member(zf, _META, json.dumps(meta, ensure_ascii=False, sort_keys=True).encode(), deflate)
+                for name, blob in blobs.items():
+                    if name not in shared:
+                        _write_member(zf, f"{name}.npy", blob, deflate)
             fh.flush()
             os.fsync(fh.fileno())
         umask = os.umask(0)
@@ -70,16 +88,27 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
     return target
 
 
-def _write_member(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+def _npy_bytes(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _write_member(zf: zipfile.ZipFile, name: str, data: bytes, deflate: bool = False) -> None:
     # A fixed timestamp and mode: the same model gives the same bytes (reproducible files).
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     info.external_attr = 0o644 << 16
-    zf.writestr(info, data)
+    if deflate:
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(info, data, compresslevel=9)
+    else:
+        zf.writestr(info, data)
 
 
 def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read and check an archive; any damage raises `ModelFormatError` naming the file."""
-    target = archive_path(path)
+    """Read and check an archive (a model directory, a ``.zip`` file or a shipped model's name: see
+    `structperc.model.shipped.resolve`); any damage raises `ModelFormatError` naming the file."""
+    target = archive_path(resolve(path))
     if not target.exists():
         raise ModelFormatError(f"{path}: no model here (expected {target})")
     try:
@@ -99,7 +128,10 @@ def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
                     f"{target}: written by a newer structperc (model format {version}; this version "
                     f"reads up to {FORMAT_VERSION}): upgrade structperc to load it")
             arrays = {}
-            for name, spec in meta.get("arrays", {}).items():
+            specs = meta.get("arrays", {})
+            for name, spec in specs.items():
+                if isinstance(spec, dict) and "same_as" in spec:
+                    continue  # read below, from the array it shares
                 if f"{name}.npy" not in names:
                     raise ModelFormatError(f"{target}: array {name!r} is missing")
                 arr = np.lib.format.read_array(io.BytesIO(zf.read(f"{name}.npy")), allow_pickle=False)
@@ -107,6 +139,12 @@ def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
                         or list(arr.shape) != spec.get("shape"):
                     raise ModelFormatError(f"{target}: array {name!r} does not match its description")
                 arrays[name] = arr
+            for name, spec in specs.items():
+                if isinstance(spec, dict) and "same_as" in spec:
+                    same = arrays.get(spec["same_as"]) if isinstance(spec["same_as"], str) else None
+                    if same is None or str(same.dtype) != spec.get("dtype") or list(same.shape) != spec.get("shape"):
+                        raise ModelFormatError(f"{target}: array {name!r} shares a missing or different array")
+                    arrays[name] = same
     except ModelFormatError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, json.JSONDecodeError, UnicodeDecodeError,

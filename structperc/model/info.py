@@ -13,6 +13,7 @@ import numpy as np
 from structperc.features.lexicon import segmentation_dictionary
 from structperc.model.archive import FORMAT_NAME, archive_path
 from structperc.model.schema import file_size, read
+from structperc.model.shipped import resolve
 
 __all__ = ["model_info", "format_info"]
 
@@ -41,7 +42,7 @@ def model_info(path: str | os.PathLike) -> dict:
     sources = prov.get("sources") or []
     info: dict[str, Any] = {
         "path": str(path),
-        "archive": str(archive_path(path)),
+        "archive": str(archive_path(resolve(path))),
         "file_size": file_size(path),
         "format": FORMAT_NAME,
         "format_version": model.format_version,

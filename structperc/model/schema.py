@@ -76,6 +76,7 @@ from structperc.model.archive import (
     sparse_rows,
     state_from_arrays,
 )
+from structperc.model.shipped import resolve
 from structperc.model.weights import Weights
 
 if TYPE_CHECKING:
@@ -223,12 +224,13 @@ def _dictionary(extra: dict, task: Task, arrays: dict[str, np.ndarray]) -> Colum
     return None if not found else found[0] if len(found) == 1 else Dictionaries(found)
 
 
-def write(path: str | os.PathLike, model: Model) -> Path:
-    """Save ``model`` atomically to directory ``path``; returns the archive's path."""
+def write(path: str | os.PathLike, model: Model, *, deflate: bool = False) -> Path:
+    """Save ``model`` atomically to directory ``path`` (or ``.zip`` file; ``deflate`` compresses its
+    members); returns the archive's path."""
     meta, arrays = _content(model)
     version = STAGE_VERSION if model.stage1 is not None else \
         SECOND_ORDER_VERSION if model.weights.order2 is not None else FIRST_ORDER_VERSION
-    return save_archive(path, meta, arrays, version)
+    return save_archive(path, meta, arrays, version, deflate=deflate)
 
 
 def _content(model: Model) -> tuple[dict, dict[str, np.ndarray]]:
@@ -353,5 +355,5 @@ def from_bytes(data: bytes) -> Model:
 
 
 def file_size(path: str | os.PathLike) -> int:
-    """Bytes of the archive of the model at ``path``."""
-    return archive_path(path).stat().st_size
+    """Bytes of the archive of the model at ``path`` (or of the shipped model it names)."""
+    return archive_path(resolve(path)).stat().st_size

@@ -14,7 +14,8 @@ from structperc.service import serving
 
 def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: int = 8000,
         limits: serving.Limits | None = None, access_log: bool = False, log_level: str = "warning") -> None:
-    """Load the models of ``specs`` (``NAME=DIR`` or ``DIR``; the first is the default) once and serve
+    """Load the models of ``specs`` (``NAME=DIR`` or ``DIR``, DIR a path or a shipped model's name; the
+    first is the default; none: every shipped model, `serving.ModelTable.all_shipped`) once and serve
     them until interrupted."""
     try:
         import uvicorn
@@ -23,7 +24,7 @@ def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: in
     except ImportError as exc:
         raise InputError(f"structperc serve needs the serve extra ({exc.name} is missing): "
                          "pip install \"structperc[serve]\"") from None
-    table = serving.ModelTable.load(specs)
+    table = serving.ModelTable.load(specs) if specs else serving.ModelTable.all_shipped()
     check_address(host, port)  # before uvicorn, whose failure to bind is a logged line and exit 3
     app = create_app(table, limits)
     config = uvicorn.Config(app, host=host, port=port, access_log=access_log, log_level=log_level)

@@ -1,17 +1,24 @@
 """The HTTP face of `structperc.service.serving`: a FastAPI app whose endpoints each make one library call.
 
 Contract (the README's "HTTP service" section; kept stable): ``GET /health``, ``GET /models``,
-``POST /tag``, ``POST /segment``, the web page at ``/`` (``static/``), OpenAPI at ``/openapi.json``
-and ``/docs``. Every error is ``{"error": "<one line>"}`` with a 4xx status (400 input the model
-cannot take or malformed JSON, 404 unknown model or path, 413 over a limit, 422 wrong JSON types);
-nothing a request sends can stop the process.
+``POST /tag``, ``POST /segment``, ``POST /explain``, the web page at ``/`` (``static/``), OpenAPI at ``/openapi.json``
+and ``/docs``. ``/tag`` takes tokens (``"sentences"``), one whitespace-tokenized sentence a line
+(``"text"``), or raw text (``"text"`` with ``"raw": true``, models with a language: its answer adds each
+token's character ``offsets`` into the text). ``/explain`` takes one sentence apart (as ``/tag`` answered
+it: the same labels) into the weights of its score; the page shows it for a clicked token.
+
+Every error is ``{"error": "<one line>"}`` with a 4xx status (400 input the model cannot take or
+malformed JSON, 404 unknown model or path, 413 over a limit, 422 wrong JSON types); nothing a request
+sends can stop the process.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, AsyncIterator, Dict, Hashable, List, Optional, Sequence, Union, cast
+from typing import Any, AsyncIterator, Dict, Hashable, List, Optional, Sequence, Tuple, Union, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -32,14 +39,26 @@ log = logging.getLogger("structperc.serve")
 
 Token = Union[StrictStr, List[StrictStr]]
 
+RAW = ("\"text\" is raw text (\"He didn't stay. She did.\"): split into sentences and tokens the way "
+       "the model's corpus is (\"did\" \"n't\"; spaCy's rule-based tokenizer for the model's language), "
+       "and the answer adds \"offsets\". Models whose \"raw\" is true in GET /models only (those with "
+       "a language); others answer 400 saying why. The limits on sentences and tokens apply to the "
+       "split text.")
+OFFSETS = ("with \"raw\": true, each token's [start, end] in \"text\", in characters (Unicode code "
+           "points, as Python indexes strings): text[start:end] is the token")
+
 
 class TagRequest(BaseModel):
     """``sentences`` (tokens: strings, or lists of the model's column values) or ``text`` (one
-    sentence a line), the model's name (default: the first served), and what to add to the tags."""
+    sentence a line, tokens separated by whitespace; with ``raw``: untokenized text), the model's name
+    (default: the first served), and what to add to the tags."""
 
     model_config = ConfigDict(extra="forbid")
     sentences: Optional[List[List[Token]]] = Field(None, examples=[[["The", "cat", "sat", "."]]])
-    text: Optional[StrictStr] = Field(None, examples=["The cat sat .\nA dog ran ."])
+    text: Optional[StrictStr] = Field(None, examples=["The cat sat .\nA dog ran ."],
+                                      description="one sentence a line, tokens separated by whitespace; "
+                                                  "with \"raw\": true, raw text as written")
+    raw: StrictBool = Field(False, description=RAW)
     model: Optional[StrictStr] = None
     marginals: StrictBool = Field(False, description="each tag's probability and each token's distribution")
     nbest: StrictInt = Field(0, ge=0, description="the k best tag sequences of each sentence (0: off)")
@@ -69,6 +88,7 @@ class TagResponse(BaseModel):
     model: str
     tokens: List[List[str]]
     tags: List[List[str]]
+    offsets: Optional[List[List[List[int]]]] = Field(None, description=OFFSETS)
     spans: Optional[List[List[Span]]] = None
     confidence: Optional[List[List[float]]] = None
     marginals: Optional[List[List[Dict[str, float]]]] = None
@@ -84,27 +104,108 @@ class Error(BaseModel):
     error: str
 
 
+EXPLAIN = ("Why a sentence got its tags: its best path taken apart into the weights that make its score "
+           "(`Tagger.explain`; `Segmenter.explain` for a segmentation model). A tagger takes one sentence "
+           "as /tag answered it: ``tokens`` (token strings; for a model reading several columns, the lists "
+           "of values sent to /tag, or the words alone when its other columns come from an upstream model, "
+           "as en-chunk's POS from en-xpos: they are filled as /tag's raw path fills them), or ``sentences`` "
+           "(the document /tag was sent) with ``sentence`` (the one to explain, default 0): models with "
+           "document-level features (NER) read the sentences around it, as /tag did. The labels are "
+           "/tag's tags. A segmenter takes ``text``: one line without whitespace; its characters are the "
+           "tokens. ``index`` (optional): answer with that token alone. The limits of /tag apply (a "
+           "segmenter's characters count as tokens). The answer: ``model``, ``tokens`` (each: ``token``, "
+           "``label`` (/tag's tag), ``model_label`` (in the model's scheme), ``features`` ([name, weight] "
+           "pairs that fired for the label, largest weight first), ``from`` (the previous label, "
+           "``<bos>`` at the first token), ``transition`` (its weight from there: the transition weight, "
+           "the ``conditioned`` [name, weight] pairs and ``second_order``), ``runner_up`` (the best other "
+           "tag) and ``margin`` (how much better the best path is than the best path through it), both "
+           "null when no other tag has a path), ``score`` (the path's: the features and transitions of "
+           "every token plus ``end`` sum to it), ``end``, and ``sentence`` / ``index`` when given.")
+
+
+class ExplainRequest(BaseModel):
+    """One sentence (``tokens``, or ``sentences`` and ``sentence``) for a tagger, or ``text`` (one line)
+    for a segmenter; ``index``: one token's explanation only."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: Optional[StrictStr] = None
+    tokens: Optional[List[Token]] = Field(None, examples=[["The", "cat", "sat", "."]],
+                                          description="one sentence, as /tag answered it")
+    sentences: Optional[List[List[Token]]] = Field(None, description="the document sent to /tag")
+    sentence: Optional[StrictInt] = Field(None, ge=0, description="with \"sentences\": the one to explain "
+                                                                 "(default 0)")
+    index: Optional[StrictInt] = Field(None, ge=0, description="answer with this token (character) alone")
+    text: Optional[StrictStr] = Field(None, description="a segmenter's: one line without whitespace")
+
+
+class ExplainedToken(BaseModel):
+    token: str
+    label: str
+    model_label: str
+    features: List[Tuple[str, float]]
+    from_: str = Field(..., alias="from")
+    transition: float
+    conditioned: List[Tuple[str, float]]
+    second_order: float
+    runner_up: Optional[str]
+    margin: Optional[float]
+
+
+class ExplainResponse(BaseModel):
+    model: str
+    tokens: List[ExplainedToken]
+    score: float
+    end: float
+    sentence: Optional[int] = None
+    index: Optional[int] = None
+
+
 class Service:
     """The models, limits and batcher behind the endpoints."""
 
     def __init__(self, table: serving.ModelTable, limits: serving.Limits):
         self.table, self.limits = table, limits
         self.batcher = Batcher(self._run, max_size=max(limits.max_sentences, 256))
+        # raw text is split here, off the event loop and on one thread (spaCy's tokenizer keeps a cache)
+        self.splitter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structperc-split")
 
     def _run(self, key: Hashable, documents: Sequence[Any]) -> list[dict[str, Any]]:
         kind, name, marginals, nbest = cast(tuple, key)  # the keys `tag` and `segment` make
         served = self.table.get(name)
         if kind == "segment":
             return serving.segment_documents(served, documents)
+        if kind == "explain":
+            return [serving.explain_document(served, job) for job in documents]
+        if kind == "raw":
+            return serving.tag_raw_documents(served, documents, marginals=marginals, nbest=nbest)
         return serving.tag_documents(served, documents, marginals=marginals, nbest=nbest)
 
     async def tag(self, req: TagRequest) -> dict[str, Any]:
         served = self.table.get(req.model)
         if req.nbest > self.limits.max_nbest:
             raise serving.RequestError(f"nbest {req.nbest}: at most {self.limits.max_nbest}", 422)
-        sentences = serving.tag_input(served, req.sentences, req.text, self.limits)
-        key = ("tag", served.name, req.marginals, req.nbest)
+        if req.raw:
+            if req.sentences is not None or req.text is None:
+                raise serving.RequestError("\"raw\": true takes \"text\" (raw text), not \"sentences\"")
+            loop = asyncio.get_running_loop()
+            sentences = await loop.run_in_executor(self.splitter, serving.raw_input, served, req.text,
+                                                   self.limits)
+            kind = "raw"
+        else:
+            sentences = serving.tag_input(served, req.sentences, req.text, self.limits)
+            kind = "tag"
+        key = (kind, served.name, req.marginals, req.nbest)
         return await self.batcher.submit(key, sentences, len(sentences))
+
+    async def explain(self, req: ExplainRequest) -> dict[str, Any]:
+        served = self.table.get(req.model)
+        job = serving.explain_input(served, tokens=req.tokens, sentences=req.sentences, sentence=req.sentence,
+                                    index=req.index, text=req.text, limits=self.limits)
+        return await self.batcher.submit(("explain", served.name, False, 0), job, 1)
+
+    def close(self) -> None:
+        self.batcher.close()
+        self.splitter.shutdown(wait=False, cancel_futures=True)
 
     async def segment(self, req: SegmentRequest) -> dict[str, Any]:
         served = self.table.get(req.model)
@@ -124,7 +225,7 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
-        service.batcher.close()
+        service.close()
 
     # FastAPIOffline: FastAPI serving its /docs page's Swagger UI from the package, not from a CDN
     app = FastAPIOffline(title="structperc", version=__version__, lifespan=lifespan,
@@ -193,17 +294,31 @@ def _endpoints(app: FastAPI, service: Service) -> None:
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/models", summary="The models served: names, tasks, labels, columns")
+    @app.get("/models", summary="The models served: names, tasks, labels, columns, language, cards",
+             description="``default`` (the model a request without ``model`` gets) and ``models``: for "
+                         "each, ``name``, ``task``, ``endpoint``, ``columns``, ``labels``, ``scheme``, "
+                         "``spans``, ``marginals``, ``nbest``, ``calibrated``, ``language`` (or null), "
+                         "``raw`` (whether /tag takes it raw text) and ``card`` (a shipped model's: "
+                         "``description``, ``language``, ``corpus``, ``licence``, ``test`` scores "
+                         "{test set: {metric, score}}, ``date``, ``reads``; null for other models).")
     async def models() -> JSONResponse:
         return JSONResponse(table.describe())
 
-    @app.post("/tag", response_model=TagResponse, responses=errors, summary="Tag sentences")
+    @app.post("/tag", response_model=TagResponse, responses=errors, summary="Tag sentences or raw text",
+              description="Exactly one of ``sentences`` (lists of tokens) and ``text`` (one sentence a "
+                          "line, tokens separated by whitespace). With ``\"raw\": true``, ``text`` is raw "
+                          "text instead: " + RAW + " The answer: " + OFFSETS + ".")
     async def tag(req: TagRequest) -> JSONResponse:
         return JSONResponse(await service.tag(req))
 
     @app.post("/segment", response_model=SegmentResponse, responses=errors, summary="Segment text into words")
     async def segment(req: SegmentRequest) -> JSONResponse:
         return JSONResponse(await service.segment(req))
+
+    @app.post("/explain", response_model=ExplainResponse, responses=errors,
+              summary="Why a sentence got its tags: the weights of each token's label", description=EXPLAIN)
+    async def explain(req: ExplainRequest) -> JSONResponse:
+        return JSONResponse(await service.explain(req))
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

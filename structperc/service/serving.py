@@ -9,7 +9,9 @@ A request is a *document*: its sentences see each other through document-level f
 ``doc`` column's window over nearby sentences), as the sentences of one file given to ``structperc
 tag`` do. `tag_documents` tags several documents with one call (the service batches concurrent
 requests that way) and keeps each out of the others' window (`structperc.predict.apart`), so a
-request gets the same tags alone or batched.
+request gets the same tags alone or batched. `explain_document` takes one sentence of such a document
+apart (``/explain``) as it was tagged: the sentences around it within the model's document window, its
+upstream columns filled as the raw path fills them, so its labels are the tags ``/tag`` answered.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from structperc.decode.nbest import check_k
 from structperc.errors import InputError
 from structperc.io.inputs import to_corpus, token_columns
 from structperc.labels.schemes import spans
+from structperc.model import shipped
 from structperc.segmenter import Segmenter
 from structperc.tagger import Tagger
 
@@ -73,23 +76,75 @@ class Served:
         """The values of a token, in order (the model's input columns it reads)."""
         return token_columns(self.tagger.task_, set(self.tagger.features_.columns))
 
+    @property
+    def card(self) -> dict[str, Any] | None:
+        """The model's card (a shipped model's: `structperc.model.shipped`), or None."""
+        provenance = self.tagger.provenance_
+        found = provenance.get("card") if isinstance(provenance, dict) else None
+        return found if isinstance(found, dict) else None
+
+    @property
+    def language(self) -> str | None:
+        """The language its raw text is split by (`Tagger.language_`), or None."""
+        return self.tagger.language_
+
+    @property
+    def upstream_columns(self) -> list[str]:
+        """The columns besides the word that shipped upstream models fill (its card's ``reads``)."""
+        reads = (self.card or {}).get("reads") or {}
+        return [c for c in self.columns[1:] if c in reads]
+
+    def raw_refusal(self) -> str | None:
+        """Why ``/tag`` cannot take this model raw text (``"raw": true``), or None if it can."""
+        if self.segments:
+            return f"model {self.name!r} segments words: send its text to /segment"
+        if self.language is None:
+            return (f"model {self.name!r} has no language to split raw text into sentences and tokens by "
+                    "(it was trained without --lang and has no card): send \"text\" one sentence a line, "
+                    "tokens separated by spaces, without \"raw\"")
+        missing = [c for c in self.columns[1:] if c not in self.upstream_columns]
+        if missing:
+            return (f"model {self.name!r} reads {', '.join(self.columns)} and no model of its own fills "
+                    f"{', '.join(missing)} from raw text: send \"sentences\" with each token a list of those values")
+        return None
+
     def describe(self) -> dict[str, Any]:
         from structperc.predict import projection_matrix
 
         task = self.tagger.task_
         model = self.tagger.model_
         is_span = task.metric == "span"
+        card = self.card
         return {"name": self.name, "task": task.name, "endpoint": "/segment" if self.segments else "/tag",
                 "columns": self.columns, "labels": projection_matrix(model)[0],
                 "scheme": task.scheme if is_span else None, "spans": is_span and not self.segments,
                 # a second-order model decodes its best path only
                 "marginals": not self.segments and model.weights.order == 1,
                 "nbest": not self.segments and model.weights.order == 1,
-                "calibrated": model.calibration is not None}
+                "calibrated": model.calibration is not None,
+                "language": self.language, "raw": self.raw_refusal() is None and _can_split(),
+                "card": None if card is None else {key: card.get(key) for key in CARD_FIELDS}}
+
+
+#: The card fields ``GET /models`` passes on (``test``: {test set: {"metric", "score"}}).
+CARD_FIELDS = ("description", "language", "corpus", "licence", "test", "date", "reads")
+#: The default of a service of every shipped model (`ModelTable.all_shipped`), when it is shipped.
+SHIPPED_DEFAULT = "en-upos"
+
+
+def _can_split() -> bool:
+    """Whether spaCy, which splits raw text (`structperc.io.raw_text`), is installed."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("spacy") is not None
+    except (ImportError, ValueError):  # `sys.modules["spacy"] = None`
+        return False
 
 
 def parse_spec(spec: str) -> tuple[str, Path]:
-    """``NAME=DIR`` or ``DIR`` (named after the directory, or the folder of a ``model.zip``)."""
+    """``NAME=DIR`` or ``DIR`` (named after the directory, or the folder of a ``model.zip``); DIR may
+    be a shipped model's name (``en-upos``), which names it too."""
     name, sep, path = spec.partition("=")
     if not sep:
         path = spec
@@ -107,7 +162,7 @@ class ModelTable:
 
     def __init__(self, served: Sequence[Served]):
         if not served:
-            raise InputError("no model to serve: give --model DIR")
+            raise InputError("no model to serve: give --model DIR (no shipped model is installed)")
         self.models: dict[str, Served] = {}
         for s in served:
             if s.name in self.models:
@@ -117,14 +172,25 @@ class ModelTable:
 
     @classmethod
     def load(cls, specs: Sequence[str | os.PathLike]) -> "ModelTable":
-        """Load every ``NAME=DIR`` (or ``DIR``) of ``specs``; an unreadable model stops it, naming it."""
+        """Load every ``NAME=DIR`` (or ``DIR``) of ``specs``; DIR may be a shipped model's name (a path
+        that exists wins). An unreadable model or an unknown name stops it, naming it."""
         served = []
         for spec in specs:
-            name, path = parse_spec(os.fspath(spec))
+            text = os.fspath(spec)
+            name, path = parse_spec(text)
             if not path.exists():
-                raise InputError(f"model {name!r}: no model at this path", str(path))
+                given = text.partition("=")[2] if "=" in text else text  # as typed: Path drops a "./"
+                if not shipped.looks_like_name(given):
+                    raise InputError(f"model {name!r}: no model at this path", str(path))
+                path = shipped.resolve(path)  # the one-line error listing the shipped names
             served.append(Served(name, load(path)))
         return cls(served)
+
+    @classmethod
+    def all_shipped(cls) -> "ModelTable":
+        """Every shipped model under its own name; `SHIPPED_DEFAULT` first (the default) if shipped,
+        then the others by name."""
+        return cls.load(shipped_order(shipped.names()))
 
     def get(self, name: str | None) -> Served:
         """The model called ``name`` (None: the default); unknown names are a 404 naming the known ones."""
@@ -135,6 +201,12 @@ class ModelTable:
 
     def describe(self) -> dict[str, Any]:
         return {"default": self.default, "models": [s.describe() for s in self.models.values()]}
+
+
+def shipped_order(names: Sequence[str]) -> list[str]:
+    """``names`` with `SHIPPED_DEFAULT` first (if among them), the others sorted."""
+    rest = sorted(n for n in names if n != SHIPPED_DEFAULT)
+    return [SHIPPED_DEFAULT, *rest] if SHIPPED_DEFAULT in names else rest
 
 
 def tag_input(served: Served, sentences: list[list[Any]] | None, text: str | None,
@@ -153,10 +225,20 @@ def tag_input(served: Served, sentences: list[list[Any]] | None, text: str | Non
                                "send \"sentences\" with each token a list of those values")
         sentences = [line.split() for line in text.splitlines() if line.strip()]
     assert sentences is not None
+    return _checked(served, sentences, limits)
+
+
+def _checked(served: Served, sentences: list[list[Any]], limits: Limits, *,
+             words: bool = False) -> list[list[Any]]:
+    """``sentences`` of tokens checked against ``limits`` and the model's columns (strings for a model
+    reading one column, tuples of its values otherwise); with ``words``, plain strings (words alone,
+    kept as strings) for a model whose other columns an upstream model fills."""
     if not sentences:
         raise RequestError("empty input: no sentences")
     if len(sentences) > limits.max_sentences:
         raise RequestError(f"{len(sentences)} sentences: at most {limits.max_sentences} a request", 413)
+    columns = served.columns
+    width = 1 if words else len(columns)
     for i, sentence in enumerate(sentences):
         if not sentence:  # as `text` has no blank-line sentences and a CoNLL file no empty ones
             raise RequestError(f"empty input: sentence {i} has no tokens")
@@ -164,16 +246,14 @@ def tag_input(served: Served, sentences: list[list[Any]] | None, text: str | Non
             raise RequestError(f"sentence {i}: {len(sentence)} tokens, at most {limits.max_tokens}", 413)
         for j, token in enumerate(sentence):
             values = [token] if isinstance(token, str) else token
-            if len(values) != len(columns):
+            if len(values) != width:
                 raise RequestError(f"sentence {i}, token {j}: {len(values)} values; model {served.name!r} "
                                    f"reads {len(columns)} ({', '.join(columns)})")
             if not all(values):
                 raise RequestError(f"sentence {i}, token {j}: an empty string")
-    if len(columns) == 1:  # ["word"] tokens as plain strings
-        sentences = [[t if isinstance(t, str) else t[0] for t in s] for s in sentences]
-    else:
-        sentences = [[tuple(t) for t in s] for s in sentences]
-    return sentences
+    if width == 1:  # ["word"] tokens as plain strings
+        return [[t if isinstance(t, str) else t[0] for t in s] for s in sentences]
+    return [[tuple(t) for t in s] for s in sentences]
 
 
 def tag_documents(served: Served, documents: Sequence[list[list[Any]]], *, marginals: bool = False,
@@ -213,6 +293,162 @@ def tag_documents(served: Served, documents: Sequence[list[list[Any]]], *, margi
             result["nbest"] = [[{"tags": tags, "score": score, "probability": p}
                                 for tags, score, p in tagged.nbest[s]] for s in sents]
         out.append(result)
+    return out
+
+
+def raw_input(served: Served, text: str, limits: Limits) -> list[list[Any]]:
+    """The sentences of a raw-text ``/tag`` request (``"text"`` with ``"raw": true``), checked: a model
+    with a language (`Served.raw_refusal`), some text, split into sentences of tokens with character
+    offsets by the model's corpus conventions (`structperc.io.raw_text`), within ``limits``. Each
+    sentence is a list of `structperc.io.raw_text.Token`; `tag_raw_documents` tags them."""
+    from structperc.io.raw_text import split_texts
+
+    reason = served.raw_refusal()
+    if reason is not None:
+        raise RequestError(reason)
+    if not text.strip():
+        raise RequestError("empty input: no text")
+    assert served.language is not None
+    sentences: list[list[Any]] = next(iter(split_texts([text], served.language)))
+    if not sentences:
+        raise RequestError("empty input: no tokens in the text")
+    if len(sentences) > limits.max_sentences:
+        raise RequestError(f"{len(sentences)} sentences: at most {limits.max_sentences} a request", 413)
+    for i, sentence in enumerate(sentences):
+        if len(sentence) > limits.max_tokens:
+            raise RequestError(f"sentence {i} (from character {sentence[0].start}): {len(sentence)} tokens, "
+                               f"at most {limits.max_tokens}", 413)
+    return sentences
+
+
+def tag_raw_documents(served: Served, documents: Sequence[list[list[Any]]], *, marginals: bool = False,
+                      nbest: int = 0) -> list[dict[str, Any]]:
+    """`tag_documents` for documents of raw-text tokens (`raw_input`): the columns an upstream shipped
+    model predicts (en-chunk's POS, `Tagger.upstream_`) filled by it first, one call for all, and each
+    answer given ``offsets``: each token's ``[start, end]`` in its text."""
+    words = [[[t.text for t in sentence] for sentence in doc] for doc in documents]
+    out = tag_documents(served, fill_upstream(served, words), marginals=marginals, nbest=nbest)
+    for result, doc in zip(out, documents):
+        result["offsets"] = [[[t.start, t.end] for t in sentence] for sentence in doc]
+    return out
+
+
+def fill_upstream(served: Served, documents: Sequence[list[list[str]]]) -> list[list[list[Any]]]:
+    """Documents of words as rows of the model's columns, those an upstream shipped model predicts
+    (en-chunk's POS, `Tagger.upstream_`) filled by it, one call for all (the raw path of ``/tag`` and
+    ``/explain`` alike); documents unchanged for a model without upstream columns."""
+    columns, upstream = served.columns, served.upstream_columns
+    if not upstream:
+        return [list(doc) for doc in documents]
+    flat = [sentence for doc in documents for sentence in doc]
+    filled = {c: served.tagger.upstream_[c].predict(flat) for c in upstream}
+    rows, at = [], 0
+    for doc in documents:
+        rows.append([[tuple(w if c == columns[0] else filled[c][at + k][i] for c in columns)
+                      for i, w in enumerate(sentence)] for k, sentence in enumerate(doc)])
+        at += len(doc)
+    return rows
+
+
+@dataclass(frozen=True)
+class Explaining:
+    """A checked ``/explain`` request (`explain_input`): a tagger's document (``sentences``, the one
+    explained at ``sentence``; ``words``: plain words whose other columns upstream models fill) or a
+    segmenter's ``text``; ``index`` the one token (character) to answer with, or None for all."""
+
+    sentences: list[list[Any]] | None = None
+    sentence: int = 0
+    index: int | None = None
+    words: bool = False
+    text: str | None = None
+    in_document: bool = False  # given as ``sentences``: the answer says which ``sentence``
+
+
+def explain_input(served: Served, *, tokens: list[Any] | None = None, sentences: list[list[Any]] | None = None,
+                  sentence: int | None = None, index: int | None = None, text: str | None = None,
+                  limits: Limits) -> Explaining:
+    """An ``/explain`` request checked: for a tagger exactly one of ``tokens`` (one sentence) and
+    ``sentences`` (a document, as ``/tag`` answered it, the one to explain at ``sentence``), tokens as
+    ``/tag`` takes them, or words alone for a model whose other columns upstream models fill (as the raw
+    path of ``/tag`` does); for a segmenter ``text``, one line without whitespace. Within ``limits`` (a
+    segmenter's characters count as tokens); ``index`` within the sentence."""
+    if served.segments:
+        if tokens is not None or sentences is not None or sentence is not None:
+            raise RequestError(f"model {served.name!r} segments words: send \"text\" (one line of text)")
+        if text is None or not text.strip():
+            raise RequestError("empty input: no text")
+        if any(c.isspace() for c in text):
+            raise RequestError("\"text\" is one piece of text without whitespace or line breaks (the "
+                               "segmenter decodes the pieces between whitespace apart)")
+        if len(text) > limits.max_tokens:
+            raise RequestError(f"text: {len(text)} characters, at most {limits.max_tokens}", 413)
+        return Explaining(text=text, index=_index_in(index, len(text), "the text has", "characters"))
+    if text is not None:
+        raise RequestError(f"model {served.name!r} tags tokens: send \"tokens\" (one sentence), not \"text\"")
+    if (tokens is None) == (sentences is None):
+        raise RequestError("give either \"tokens\" (one sentence) or \"sentences\" (with \"sentence\", "
+                           "the one to explain)")
+    in_document = tokens is None
+    if tokens is not None:
+        if sentence is not None:
+            raise RequestError("\"sentence\" goes with \"sentences\", not \"tokens\"")
+        sentences, sentence = [tokens], 0
+    assert sentences is not None
+    sentence = 0 if sentence is None else sentence
+    if sentence >= len(sentences):
+        raise RequestError(f"sentence {sentence}: the document has {len(sentences)} sentence(s)")
+    words = len(served.columns) > 1 and served.raw_refusal() is None and all(
+        isinstance(t, str) or len(t) == 1 for s in sentences for t in s)
+    checked = _checked(served, sentences, limits, words=words)
+    return Explaining(sentences=checked, sentence=sentence, words=words, in_document=in_document,
+                      index=_index_in(index, len(checked[sentence]), "the sentence has", "tokens"))
+
+
+def _index_in(index: int | None, n: int, has: str, what: str) -> int | None:
+    if index is not None and index >= n:
+        raise RequestError(f"index {index}: {has} {n} {what}")
+    return index
+
+
+def explain_document(served: Served, job: Explaining) -> dict[str, Any]:
+    """The answer of a checked ``/explain`` request (`explain_input`): `Tagger.explain` of the sentence
+    as ``/tag`` tagged it — its document's sentences within the model's document window around it
+    (`structperc.predict.documents.document_window`: NER's ``doc`` column, a two-stage model's first
+    stage), upstream columns filled as the raw path of ``/tag`` fills them — so its labels are the tags
+    ``/tag`` answered; `Segmenter.explain` of a segmenter's text. With ``index``, that token alone."""
+    from structperc.features.instances import with_dictionary
+    from structperc.predict.decoding import with_first_stage
+    from structperc.predict.documents import document_window
+    from structperc.predict.explain import explain
+
+    if job.text is not None:
+        seg = served.tagger
+        assert isinstance(seg, Segmenter)
+        out: dict[str, Any] = seg.explain(job.text)
+    else:
+        assert job.sentences is not None
+        tagger = served.tagger
+        model = tagger.model_
+        window = document_window(model)
+        if job.words:  # the upstream tags of the sentences in the window read their own window
+            window += max((document_window(tagger.upstream_[c].model_) for c in served.upstream_columns),
+                          default=0)
+        lo = max(0, job.sentence - window)
+        part = job.sentences[lo:job.sentence + window + 1]
+        if job.words:
+            part = fill_upstream(served, [part])[0]
+        corpus = to_corpus(part, None, model.task, need_tags=False, reads=tagger.reads(),
+                           token_columns=set(model.features.columns), unknown=None)
+        # the columns read across sentences made over the window, as `predict.tag_documents` does
+        # (`featurize` keeps columns a corpus has), then the one sentence taken apart
+        corpus = with_dictionary(with_first_stage(model.stage1, corpus), model.dictionary, model.templates)
+        out = explain(model, corpus.select([job.sentence - lo]))
+    out = {"model": served.name, **out}
+    if job.in_document:
+        out["sentence"] = job.sentence
+    if job.index is not None:
+        out["index"] = job.index
+        out["tokens"] = [out["tokens"][job.index]]
     return out
 
 

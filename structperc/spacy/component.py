@@ -47,7 +47,8 @@ def _getter(column: str, attribute: str) -> Callable[[Token], str]:
 class StructpercComponent:
     """A pipeline component tagging docs with a structperc `Tagger` (see the module docstring).
 
-    Made by the ``"structperc"`` factory: ``nlp.add_pipe("structperc", config={"model": path})``.
+    Made by the ``"structperc"`` factory: ``nlp.add_pipe("structperc", config={"model": "en-upos"})``
+    (a shipped model's name, or a model path).
     """
 
     def __init__(self, nlp: Language, name: str, model: Any, *, annotate: Optional[str] = None,

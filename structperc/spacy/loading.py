@@ -24,16 +24,27 @@ _made: "weakref.WeakKeyDictionary[Language, set]" = weakref.WeakKeyDictionary()
 
 
 def load_model(model: Any, what: str) -> "Tagger":
-    """The structperc model at ``model`` (read once), with a one-line error for a bad path."""
+    """The structperc model ``model`` names (read once): a path, or the name of a shipped model
+    (``"en-upos"``; a path that exists wins, `structperc.model.shipped.resolve`), with a one-line
+    error for a bad path or an unknown name (listing the shipped names)."""
     from structperc.commands import load
+    from structperc.model.shipped import looks_like_name, names, resolve
 
     if model is None or (isinstance(model, str) and not model.strip()):
-        raise InputError(f"the {what} needs a model: config={{\"model\": \"path/to/model/\"}}")
+        raise InputError(f"the {what} needs a model: config={{\"model\": \"en-upos\"}} (a shipped "
+                         "model's name) or {\"model\": \"path/to/model/\"}")
     if not isinstance(model, (str, os.PathLike)):
-        raise InputError(f"the {what}'s model must be a path, not {type(model).__name__}")
-    if not Path(model).exists():
-        raise InputError(f"no structperc model at this path (for the {what})", str(model))
-    return load(model)
+        raise InputError(f"the {what}'s model must be a path or a shipped model's name, not "
+                         f"{type(model).__name__}")
+    text = os.fspath(model)
+    if not Path(text).exists() and looks_like_name(text) and text not in names():
+        known = ", ".join(names()) or "none installed"
+        raise InputError(f"no structperc model {text!r} (for the {what}): not a path here and not a "
+                         f"shipped model's name (shipped: {known})")
+    path = resolve(text)
+    if not path.exists():
+        raise InputError(f"no structperc model at this path (for the {what})", text)
+    return load(path)
 
 
 def saved_copy(nlp: Language, name: str) -> bool:

@@ -49,8 +49,9 @@ def words_and_spaces(words: Sequence[str], text: str) -> Tuple[List[str], List[b
 class StructpercTokenizer:
     """A spaCy tokenizer segmenting text with a structperc `Segmenter` (Chinese word segmentation).
 
-    ``nlp.tokenizer = StructpercTokenizer(nlp.vocab, "cws/")``, or in a config
-    ``{"@tokenizers": "structperc.Tokenizer.v1", "model": "cws/"}``.
+    ``nlp.tokenizer = StructpercTokenizer(nlp.vocab, "zh-seg")``, or in a config
+    ``{"@tokenizers": "structperc.Tokenizer.v1", "model": "zh-seg"}``; ``model`` is a shipped
+    model's name or a model path (``"cws/"``).
     """
 
     def __init__(self, vocab: Vocab, model: Any, *, deferred: bool = False):

@@ -78,7 +78,7 @@ def test_forced_column_keeps_the_known_tags(calibrated, sample_paths):
 def test_forced_column_errors(calibrated, unlabelled):
     assert_clean_error(run("tag", "--model", calibrated, "--forced-column", 9, input=unlabelled),
                        "column 9: the conll columns are")
-    assert_clean_error(run("tag", "--model", calibrated, "--forced-column", "chunk", "--input-format", "text",
+    assert_clean_error(run("tag", "--model", calibrated, "--forced-column", "chunk", "--input-format", "lines",
                            input="He reckons .\n"), "a column of known tags needs CoNLL or CoNLL-U input")
     bad = "He PRP B-NOPE\nreckons VBZ ?\n\n"
     assert_clean_error(run("tag", "--model", calibrated, "--forced-column", 3, input=bad),

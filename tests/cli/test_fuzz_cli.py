@@ -64,7 +64,7 @@ CASE_TIMEOUT, JIT_CASE_TIMEOUT = 10.0, 90.0
 #: --marginals and --nbest (their kernels cost ~45 s more CPU to JIT-compile, once per session).
 JIT_EXTRAS = [[]] + ([["--marginals"], ["--nbest", "2"]] if os.environ.get("STRUCTPERC_FUZZ_JIT_ALL") else [])
 
-INPUT_FORMATS = ["auto", "conll", "conllu", "tokens", "text"]
+INPUT_FORMATS = ["auto", "conll", "conllu", "tokens", "lines"]
 OUTPUT_FORMATS = [None, "conll", "conllu", "tokens", "jsonl"]
 TAGGERS = ["pos", "chunk", "ner"]
 
@@ -217,7 +217,7 @@ def _warm_up_cases(models: dict[str, Path], root: Path) -> list[list[str]]:
     (root / "warm.chunk").write_text("He PRP B-NP\nruns VBZ B-VP\n\n", encoding="utf-8")
     (root / "warm.ner").write_text("Juan B-PER\nvive O\n\n", encoding="utf-8")
     (root / "warm.cws").write_text("我爱北京天安门\n\nABC公司\n", encoding="utf-8")
-    tokens, text = ("tokens", root / "warm.tokens"), ("text", root / "warm.txt")
+    tokens, text = ("tokens", root / "warm.tokens"), ("lines", root / "warm.txt")
     inputs = {"pos": [tokens, text, ("conllu", models["data"] / "pos.conllu")],
               "chunk": [("conll", root / "warm.chunk")], "ner": [tokens, text, ("conll", root / "warm.ner")]}
     out = root / "warm.out"
@@ -344,7 +344,7 @@ def fresh_rerun(args: list[str], stdin: Path | None) -> list[str]:
 #: The file styles (`fuzz_inputs.STYLES`) that fit a model and an input format: a case draws its file
 #: mostly in one of them, so that most cases get past the reader and are tagged.
 FITTING = {("pos", "conll"): ("conllu", "conll10"), ("chunk", "conll"): ("conll3", "conll2"),
-           ("ner", "conll"): ("conll2", "conll1"), "conllu": ("conllu",), "text": ("text",),
+           ("ner", "conll"): ("conll2", "conll1"), "conllu": ("conllu",), "lines": ("text",),
            # one token per line, and what was fed as tokens when it crashed: CoNLL-U, tabbed lines
            "tokens": ("conll1", "ragged", "conllu", "conll4")}
 
@@ -382,7 +382,7 @@ def tag_case(draw, fmt: str, extras=([], [], [], [], ["--marginals"], ["--nbest"
     """A ``structperc tag`` case with input format ``fmt`` (a parameter of the tests, not drawn: the
     derandomized examples cluster, and a format drawn could be missing from a whole run)."""
     # the chunk model reads the pos column: given tokens or text it stops at once (now and then)
-    model = draw(st.sampled_from(TAGGERS if fmt not in ("tokens", "text") else ["pos", "ner"] * 2 + ["chunk"]))
+    model = draw(st.sampled_from(TAGGERS if fmt not in ("tokens", "lines") else ["pos", "ner"] * 2 + ["chunk"]))
     if forced and fmt in ("auto", "conll", "conllu") and draw(st.integers(0, 5)) == 0:
         # the constrained decoders, on known tags
         if fmt != "auto":

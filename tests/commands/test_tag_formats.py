@@ -188,18 +188,18 @@ def test_xpos_model_writes_the_xpos_column(treebank, tmp_path):
 
 def test_text_tokens_jsonl_and_conllu_outputs(upos_model):
     text = "He runs home\n\nThe\xa0dog runs\n"
-    jl = run("tag", "--model", upos_model, "--input-format", "text", "--output-format", "jsonl",
+    jl = run("tag", "--model", upos_model, "--input-format", "lines", "--output-format", "jsonl",
              input=text).stdout.decode("utf-8")
     records = [json.loads(line) for line in jl.splitlines()]
     assert [r["tokens"] for r in records] == [["He", "runs", "home"], [], ["The\xa0dog", "runs"]]
     assert [len(r["tags"]) for r in records] == [3, 0, 2]
     tags = [t for r in records for t in r["tags"]]
-    conll_out = run("tag", "--model", upos_model, "--input-format", "text", input=text).stdout.decode()
+    conll_out = run("tag", "--model", upos_model, "--input-format", "lines", input=text).stdout.decode()
     assert conll_out == "".join(f"{w} {t}\n" for w, t in zip(["He", "runs", "home"], tags[:3])) + "\n\n" + \
         "".join(f"{w} {t}\n" for w, t in zip(["The\xa0dog", "runs"], tags[3:])) + "\n"
     tok_out = run("tag", "--model", upos_model, "--output-format", "tokens", input="He\nruns\n\nThe\n").stdout
     assert tok_out.decode().split("\n\n")[0].split("\n")[0].split("\t")[0] == "He"
-    ud = run("tag", "--model", upos_model, "--input-format", "text", "--output-format", "conllu",
+    ud = run("tag", "--model", upos_model, "--input-format", "lines", "--output-format", "conllu",
              input=text).stdout.decode("utf-8")
     parsed = conllu.parse(ud)
     assert [[t["form"] for t in s] for s in parsed] == [["He", "runs", "home"], ["The\xa0dog", "runs"]]

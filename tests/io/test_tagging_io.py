@@ -283,7 +283,7 @@ def test_auto_on_a_path_and_on_standard_input(write_file, monkeypatch):
     assert formats.resolve(p, "auto", _UD) == ("conllu", p)
     assert formats.resolve(write_file("x.conllu", "He\n"), "auto", _UD)[0] == "conllu"  # the name says
     assert formats.resolve(write_file("g.txt.gz", "He\nran\n", gz=True), "auto", _UD)[0] == "tokens"
-    assert formats.resolve(p, "text", _UD) == ("text", p)
+    assert formats.resolve(p, "lines", _UD) == ("lines", p)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((_ROW + "\n\n").encode() * 3)))
     fmt, source = formats.resolve("-", "auto", _UD)
     assert fmt == "conllu" and source.name == "<stdin>"
@@ -299,7 +299,7 @@ def test_missing_columns_are_named():
     with pytest.raises(InputError, match=r"predicts 'chunk', which is not a CoNLL-U column"):
         formats.check("conll", "conllu", _CONLL, "x")
     formats.check("tokens", "conllu", _UD, "x")
-    formats.check("text", "jsonl", _UD, "x")
+    formats.check("lines", "jsonl", _UD, "x")
 
 
 # ------------------------------------------------------------------ item 9: atomic output files

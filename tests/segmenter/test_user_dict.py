@@ -278,3 +278,47 @@ def test_compiled_spans_are_the_left_to_right_scan(words, pieces):
     ptr = np.concatenate([[0], np.cumsum([len(p) for p in pieces])]).astype(np.int64)
     want = [(int(ptr[k]) + a, int(ptr[k]) + b) for k, p in enumerate(pieces) for a, b in scan(set(words), p)]
     assert matcher.spans(pieces, ptr) == want
+
+
+@pytest.fixture(scope="module")
+def sxu_lines() -> list[str]:
+    from testkit import corpus_path
+
+    test = corpus_path("sighan2008_sxu", "test.txt")
+    return ["".join(line.split()) for line in test.read_text(encoding="utf-8").splitlines()[:400] if line.strip()]
+
+
+@pytest.mark.corpus
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_no_user_word_is_ever_split_on_real_text(sxu_lines, data):
+    """The shipped zh-seg on SXU test sentences, with random dictionaries of words cut from them (and
+    from other sentences): every occurrence the documented rule picks (leftmost, then longest) comes
+    back whole."""
+    from structperc.model.shipped import names
+
+    if "zh-seg" not in names():
+        pytest.skip("the shipped zh-seg is not built here (python scripts/build_models.py zh-seg)")
+    seg = _shipped_zh_seg()
+    text = data.draw(st.sampled_from(sxu_lines))
+    others = data.draw(st.lists(st.sampled_from(sxu_lines), max_size=2))
+    words = []
+    for source in [text, text, *others]:
+        a = data.draw(st.integers(0, max(0, len(source) - 1)))
+        words.append(source[a:a + data.draw(st.integers(1, 6))])
+    out = seg.segment(text, user_dict=words)
+    assert "".join(out) == text
+    got = spans(out)
+    for a, b in scan(set(user_words(words)), text):
+        assert (a, b) in got, (text, words, out)
+
+
+_ZH_SEG: list[Segmenter] = []
+
+
+def _shipped_zh_seg() -> Segmenter:
+    if not _ZH_SEG:
+        import structperc
+
+        _ZH_SEG.append(structperc.load("zh-seg"))
+    return _ZH_SEG[0]

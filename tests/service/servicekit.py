@@ -92,8 +92,8 @@ class Server:
 
 def start_server(models: dict[str, Path], log: Path, limits: dict[str, int] | None = None,
                  timeout: float = 60) -> Server:
-    """Start ``python -m structperc serve`` with ``models`` (NAME=DIR, the first the default) on a
-    free loopback port and wait until ``/health`` answers."""
+    """Start ``python -m structperc serve`` with ``models`` (NAME=DIR, the first the default; none:
+    every shipped model) on a free loopback port and wait until ``/health`` answers."""
     limits = dict(LIMITS if limits is None else limits)
     port = free_port()
     cmd = [sys.executable, "-m", "structperc", "serve", "--host", "127.0.0.1", "--port", str(port)]
@@ -137,5 +137,23 @@ def server(service_models, tmp_path_factory):
         pytest.importorskip(module, reason="the service needs the serve extra: pip install -e '.[serve]'")
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     srv = start_server(service_models, log)
+    yield srv
+    stop_server(srv)
+
+
+@pytest.fixture(scope="session")
+def shipped_server(tmp_path_factory):
+    """``structperc serve`` with no --model: every shipped model (skips, saying why, if none is
+    installed); `LIMITS`. Its ``models`` are the shipped models' files when it started."""
+    for module in ("fastapi", "uvicorn"):
+        pytest.importorskip(module, reason="the service needs the serve extra: pip install -e '.[serve]'")
+    from structperc.model import shipped
+
+    names = shipped.names()
+    if not names:
+        pytest.skip(f"no shipped models in {shipped.FOLDER} (built by scripts/build_models.py NAME)")
+    log = tmp_path_factory.mktemp("serve-shipped") / "serve.log"
+    srv = start_server({}, log, timeout=180)
+    srv.models = {name: shipped.path_of(name) for name in names}
     yield srv
     stop_server(srv)

@@ -231,3 +231,198 @@ def test_models_are_listed_with_their_task(page, server):
     footer = {a.get_attribute("href") for a in page.find_elements(By.CSS_SELECTOR, "footer a")}
     assert footer == {server.url + "/docs", server.url + "/models"}
     assert page.find_element(By.TAG_NAME, "h1").text == "structperc"
+
+
+# ------------------------------------------------------------------------------------- the shipped models
+def test_page_lists_the_shipped_models_and_tags_raw_text(browser, shipped_server):
+    """`structperc serve` with no --model: the page lists every shipped model with its card's description
+    and language, and takes raw text by default for a model with a language."""
+    status, models = shipped_server.request("GET", "/models")
+    assert status == 200, models
+    browser.get(shipped_server.url + "/")
+    wait(browser, EC.element_to_be_clickable((By.ID, "submit")))
+    items = browser.find_elements(By.CSS_SELECTOR, "#models li.model")
+    assert [i.get_attribute("data-model") for i in items] == [m["name"] for m in models["models"]]
+    for item, model in zip(items, models["models"]):
+        assert model["card"]["description"] in item.text
+        assert item.find_element(By.CSS_SELECTOR, ".model-lang").text == model["language"]
+    chosen = models["default"]
+    model = {m["name"]: m for m in models["models"]}[chosen]
+    if not model["raw"]:
+        pytest.skip(f"the default shipped model {chosen!r} takes no raw text")
+    assert model["card"]["description"] in browser.find_element(By.ID, "model-description").text
+    assert "licence" in browser.find_element(By.ID, "model-facts").text
+    raw_box = browser.find_element(By.ID, "raw")
+    assert raw_box.is_enabled() and raw_box.is_selected()  # raw text by default
+    text = "He didn't stay.\nThe cat sat on the mat." if model["language"] == "en" else "Juan vive en Madrid."
+    run(browser, None, text)
+    toks = wait_for(browser, "#result .tok")
+    expected = api(shipped_server, "/tag", {"model": chosen, "text": text, "raw": True})
+    sentences = browser.find_elements(By.CSS_SELECTOR, "#result .sentence")
+    assert len(sentences) == len(expected["tokens"])
+    shown = [[(t.find_element(By.CSS_SELECTOR, ".word").text if not model["spans"] else t.text)
+              for t in s.find_elements(By.CSS_SELECTOR, ".tok")] for s in sentences]
+    assert shown == expected["tokens"]
+    assert [t.get_attribute("data-tag") for t in toks] == [tag for s in expected["tags"] for tag in s]
+    places = [[int(t.get_attribute("data-start")), int(t.get_attribute("data-end"))] for t in toks]
+    assert places == [p for s in expected["offsets"] for p in s]
+    if model["language"] == "en":
+        assert shown[0][:3] == ["He", "did", "n't"]
+    # unticked, the same model takes one tokenized sentence a line again
+    raw_box.click()
+    assert "separated by spaces" in browser.find_element(By.ID, "text-hint").text
+    first = toks[0]
+    run(browser, None, "He did n't stay .")
+    wait(browser, EC.staleness_of(first))
+    toks = wait_for(browser, "#result .tok")
+    assert [t.get_attribute("data-start") for t in toks] == [None] * 5
+
+
+def test_page_sends_chinese_to_segment(browser, shipped_server):
+    status, models = shipped_server.request("GET", "/models")
+    segmenters = [m["name"] for m in models["models"] if m["endpoint"] == "/segment"]
+    if not segmenters:
+        pytest.skip("no shipped segmentation model (zh-seg) in this install")
+    browser.get(shipped_server.url + "/")
+    wait(browser, EC.element_to_be_clickable((By.ID, "submit")))
+    # the list of models picks one too
+    browser.find_element(By.CSS_SELECTOR, f"#models li[data-model='{segmenters[0]}']").click()
+    assert Select(browser.find_element(By.ID, "model")).first_selected_option.get_attribute("value") == segmenters[0]
+    assert not browser.find_element(By.ID, "raw").is_enabled()
+    text = "上海体育局召开会议"
+    run(browser, None, text)
+    shown = [[w.text for w in line.find_elements(By.CSS_SELECTOR, ".word")]
+             for line in wait_for(browser, "#result .sentence.segmented")]
+    assert shown == api(shipped_server, "/segment", {"model": segmenters[0], "text": text})["words"]
+
+
+# ------------------------------------------------------------------------------------- explanations
+def explain_panel(driver):
+    """The explanation panel once it shows a label; fails with the panel's error, if any."""
+    def ready(d):
+        panel = d.find_element(By.ID, "explain")
+        if not panel.is_displayed():
+            return False
+        if panel.find_elements(By.CSS_SELECTOR, ".explain-label"):
+            return panel
+        errors = panel.find_elements(By.CSS_SELECTOR, ".explain-error")
+        return "error: " + errors[0].text if errors else False
+    try:
+        found = wait(driver, ready)
+    except TimeoutException:  # pragma: no cover - the message is the point
+        raise AssertionError(f"no explanation on the page after {WAIT} s") from None
+    assert not isinstance(found, str), found
+    return found
+
+
+def click_and_explain(driver, node, before=None):
+    """Click ``node`` and return the panel once it explains it (``before``: the panel's previous label)."""
+    node.click()
+    if before is not None:
+        wait(driver, EC.staleness_of(before))
+    return explain_panel(driver)
+
+
+def shown_features(panel) -> list[tuple[str, str]]:
+    return [(row.find_element(By.CSS_SELECTOR, ".feature-name").text,
+             row.find_element(By.CSS_SELECTOR, ".feature-weight").text)
+            for row in panel.find_elements(By.CSS_SELECTOR, ".explain-features tr.feature")]
+
+
+def test_clicking_a_token_shows_its_explanation(page, server):
+    text = "The cat sat on the mat .\nPrices rose sharply ."
+    run(page, "pos", text)
+    wait_for(page, "#result .tok .tag")
+    assert not page.find_element(By.ID, "explain").is_displayed()
+    sentences = page.find_elements(By.CSS_SELECTOR, "#result .sentence")
+    tok = sentences[1].find_elements(By.CSS_SELECTOR, ".tok")[1]  # "rose"
+    panel = click_and_explain(page, tok)
+    expected = api(server, "/explain", {"model": "pos", "sentences": [line.split() for line in text.splitlines()],
+                                        "sentence": 1, "index": 1})["tokens"][0]
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-token").text == "rose"
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-label").text == tok.get_attribute("data-tag") \
+        == expected["label"]
+    # the label's features, the largest by |weight| first, at most 10, as the API gives them
+    top = sorted(expected["features"], key=lambda f: -abs(f[1]))[:10]
+    features = shown_features(panel)
+    assert features and len(features) == len(top)
+    assert [name for name, _ in features] == [name for name, _ in top]
+    assert features[0][1].lstrip("+−") == f"{abs(top[0][1]):.3f}"
+    assert expected["from"] in panel.find_element(By.CSS_SELECTOR, ".explain-transition").text
+    runner_up = panel.find_element(By.CSS_SELECTOR, ".explain-runner-up").text
+    if expected["runner_up"] is not None:
+        assert expected["runner_up"] in runner_up and f"{expected['margin']:.3f}" in runner_up
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-score").text == \
+        f"{api(server, '/explain', {'model': 'pos', 'tokens': text.splitlines()[1].split()})['score']:.3f}"
+    assert "chosen" in tok.get_attribute("class").split()
+    # another token, by keyboard: the panel follows
+    first = sentences[0].find_elements(By.CSS_SELECTOR, ".tok")[0]
+    label = panel.find_element(By.CSS_SELECTOR, ".explain-label")
+    first.send_keys(Keys.ENTER)
+    wait(page, EC.staleness_of(label))
+    panel = explain_panel(page)
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-token").text == "The"
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-label").text == first.get_attribute("data-tag")
+    assert "<bos>" in panel.find_element(By.CSS_SELECTOR, ".explain-transition").text
+    # closed, and gone with a new result
+    panel.find_element(By.CSS_SELECTOR, ".explain-close").click()
+    assert not page.find_element(By.ID, "explain").is_displayed()
+    click_and_explain(page, first)
+    run(page, None, text)
+    wait(page, EC.staleness_of(first))
+    assert not page.find_element(By.ID, "explain").is_displayed()
+
+
+def test_span_and_two_column_tokens_are_explained(page, server):
+    run(page, "ner", "Juan Pérez vive en Madrid .")
+    wait_for(page, "#result mark.span")
+    madrid = [t for t in page.find_elements(By.CSS_SELECTOR, "#result .tok") if t.text == "Madrid"][0]
+    panel = click_and_explain(page, madrid)
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-label").text == madrid.get_attribute("data-tag") == "B-LOC"
+    assert shown_features(panel)
+    # the chunker reads word|pos: the page sends the values it sent to /tag
+    label = panel.find_element(By.CSS_SELECTOR, ".explain-label")
+    run(page, "chunk", "Confidence|NN in|IN the|DT pound|NN")
+    wait(page, EC.staleness_of(label))
+    pound = wait_for(page, "#result .tok")[3]
+    panel = click_and_explain(page, pound)
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-token").text == "pound"
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-label").text == pound.get_attribute("data-tag")
+    assert any("pos" in name or "NN" in name for name, _ in shown_features(panel))
+
+
+def test_segmented_word_is_explained_by_its_first_character(page, server):
+    text = "上海体育局召开会议\n北京 欢迎你"
+    run(page, "cws", text)
+    lines = wait_for(page, "#result .sentence.segmented")
+    words = lines[1].find_elements(By.CSS_SELECTOR, ".word")
+    assert [w.text for w in words] == api(server, "/segment", {"model": "cws", "text": text})["words"][1]
+    word = words[-1]  # in the piece after the space
+    panel = click_and_explain(page, word)
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-token").text == word.text[0]
+    assert panel.find_element(By.CSS_SELECTOR, ".explain-label").text == ("S" if len(word.text) == 1 else "B")
+    assert shown_features(panel)
+
+
+def test_shipped_raw_text_token_is_explained(browser, shipped_server):
+    """A token of the second sentence of raw text: its explanation's label is the tag the page shows
+    (en-chunk: POS from en-xpos; NER: in its document's context)."""
+    status, models = shipped_server.request("GET", "/models")
+    raw = [m for m in models["models"] if m["raw"] and m["name"] in ("en-chunk", "es-ner")]
+    if not raw:
+        pytest.skip("neither en-chunk nor es-ner (taking raw text) is shipped in this install")
+    model = raw[0]
+    text = ("He didn't stay. The cat sat on the mat in Paris." if model["name"] == "en-chunk"
+            else "Ayer habló Víctor Castaño en Madrid. Lo de Castaño fue grande.")
+    browser.get(shipped_server.url + "/")
+    wait(browser, EC.element_to_be_clickable((By.ID, "submit")))
+    run(browser, model["name"], text)
+    wait_for(browser, "#result .tok")
+    toks = browser.find_elements(By.CSS_SELECTOR, "#result .sentence")[1].find_elements(By.CSS_SELECTOR, ".tok")
+    panel = None
+    for tok in toks[:3]:
+        before = panel.find_element(By.CSS_SELECTOR, ".explain-label") if panel is not None else None
+        panel = click_and_explain(browser, tok, before)
+        assert panel.find_element(By.CSS_SELECTOR, ".explain-token").text == tok.text  # span models: the word
+        assert panel.find_element(By.CSS_SELECTOR, ".explain-label").text == tok.get_attribute("data-tag")
+        assert shown_features(panel)

@@ -12,7 +12,7 @@ What matches sklearn-crfsuite (``sklearn_crfsuite/estimator.py``, version 0.5):
 * ``fit(X, y, X_dev=None, y_dev=None)``, ``predict``, ``predict_single``, ``predict_marginals``,
   ``predict_marginals_single``, ``score`` (token accuracy), and the attributes ``classes_``,
   ``attributes_``, ``num_attributes_``, ``state_features_``, ``transition_features_``, ``size_``
-  (None before fitting);
+  (None before fitting), keyed by the user's labels (below);
 * the parameters ``algorithm`` (``"ap"`` only), ``max_iterations``, ``all_possible_states``,
   ``all_possible_transitions``, ``verbose``, ``model_filename``. CRF-only parameters (``c1``, ``c2``,
   ``num_memories`` …) raise a ``ValueError`` naming them;
@@ -37,7 +37,22 @@ What differs, and why:
   pairs seen in training (`structperc.model.state_weights`).
 * ``all_possible_transitions`` is accepted and changes nothing: structperc's transition weights are
   always the dense (L + 1) × L matrix (the last row the sentence start), so every transition can be
-  learnt; ``transition_features_`` lists all L × L label pairs.
+  learnt; ``transition_features_`` lists every label pair the model allows (all L × L unconstrained),
+  zeros too, where CRFsuite lists its non-zero ones.
+* The inspection attributes speak the user's labels, as sklearn-crfsuite's: ``state_features_``
+  ``{(attribute, label): weight}`` and ``transition_features_`` ``{(label_from, label_to): weight}``
+  are keyed by ``classes_`` (what eli5 and the tutorial's "top features" read). A model that learnt
+  in IOBES from IOB2 labels says how its labels map back in ``label_map_`` (``B-X`` <- ``B-X``,
+  ``S-X``; ``I-X`` <- ``I-X``, ``E-X``; ``O`` <- ``O``), and a label's weight is the largest of its
+  learnt labels' (what the label gets when the decoder takes the variant the attribute favours
+  most; a learnt label with no stored weight counts 0). The weights the decoder adds, keyed by the
+  learnt labels, are ``learnt_state_features_``, ``learnt_transition_features_`` over
+  ``learnt_classes_``; labels learnt as given make both views equal. ``attributes_`` lists the
+  attributes with a non-zero weight, which is sklearn-crfsuite's rule too (CRFsuite's model drops
+  the attributes whose features all have weight 0; with ``algorithm="ap"`` that is many of those
+  seen in training).
+* `structperc.sklearn.metrics` holds ``sklearn_crfsuite.metrics``'s functions (the ``flat_*`` scores
+  and report, ``sequence_accuracy_score``), computed by scikit-learn.
 * Pickles hold the model as its archive bytes (`structperc.model.schema.to_bytes`: ``.npy`` arrays and
   JSON, no pickled arrays); ``model_filename`` is a structperc model directory (or ``.zip`` file), not a
   CRFsuite file.
@@ -312,34 +327,61 @@ class StructuredPerceptron(BaseEstimator):
         return correct / total if total else 0.0
 
     # --------------------------------------------------------------------------- inspection
-    @property
-    def classes_(self) -> list[str] | None:
-        """The labels in the data's scheme (sorted), or None before fitting: those `predict` can
-        return and `predict_marginals` keys (the model's own labels are ``model_.labels``)."""
-        model = self._current()
-        if model is None:
-            return None
+    def _projection(self, model: schema.Model) -> dict[str, np.ndarray]:
+        """Every label of `classes_` and the ids of the learnt labels (``model_.labels``) that read as
+        it (`structperc.labels.partial.label_projection`; the identity when nothing is converted)."""
         if converts(model.task):
             from structperc.labels.partial import label_projection
 
-            return sorted(label_projection(model.labels, model.task.model_scheme, model.task.scheme))
-        return list(model.labels)
+            projection = label_projection(model.labels, model.task.model_scheme, model.task.scheme)
+            return {tag: projection[tag] for tag in sorted(projection)}
+        return {lab: np.array([i], dtype=np.int64) for i, lab in enumerate(model.labels)}
+
+    @property
+    def classes_(self) -> list[str] | None:
+        """The labels in the data's scheme (sorted), or None before fitting: those `predict` can
+        return, `predict_marginals`, `state_features_` and `transition_features_` key (the model's
+        own labels are `learnt_classes_`)."""
+        model = self._current()
+        return None if model is None else list(self._projection(model))
+
+    @property
+    def learnt_classes_(self) -> list[str] | None:
+        """The labels the model learnt and scores (``model_.labels``): IOBES when IOB2 labels were
+        learnt in IOBES, else `classes_`."""
+        model = self._current()
+        return None if model is None else list(model.labels)
+
+    @property
+    def label_map_(self) -> dict[str, list[str]] | None:
+        """How the learnt labels map back: ``{label of classes_: [learnt labels that read as it]}``.
+        IOB2 data learnt in IOBES: ``B-X`` <- [``B-X``, ``S-X``], ``I-X`` <- [``E-X``, ``I-X``],
+        ``O`` <- [``O``]; IOB1 data: ``I-X`` <- every learnt label of type X (an IOB1 ``I-X`` may begin
+        a span). Labels learnt as given: ``{label: [label]}``."""
+        model = self._current()
+        if model is None:
+            return None
+        return {tag: [model.labels[i] for i in ids.tolist()] for tag, ids in self._projection(model).items()}
 
     @property
     def attributes_(self) -> list[str] | None:
-        """The attributes with a non-zero weight, by id (CRFsuite keeps those in its model too)."""
+        """The attributes with a non-zero weight, by id: sklearn-crfsuite's rule (CRFsuite's model,
+        which its ``attributes_`` lists, keeps only the attributes of non-zero features; an attribute
+        seen in training whose weights all stayed 0 is in neither). Every attribute of
+        `state_features_` and `learnt_state_features_` is here."""
         model = self._current()
         return None if model is None else list(model.features.names)  # type: ignore[union-attr]
 
     @property
     def num_attributes_(self) -> int | None:
+        """The number of `attributes_`."""
         model = self._current()
         return None if model is None else model.features.n_state_attributes
 
     @property
-    def state_features_(self) -> dict[tuple[str, str], float] | None:
-        """``{(attribute, label): weight}`` of every non-zero state weight. The labels are the
-        model's (``model_.labels``: IOBES when span labels were learnt in IOBES), not `classes_`."""
+    def learnt_state_features_(self) -> dict[tuple[str, str], float] | None:
+        """``{(attribute, learnt label): weight}`` of every non-zero state weight, over
+        `learnt_classes_`: the weights the decoder adds (`state_features_` when nothing is converted)."""
         model = self._current()
         if model is None:
             return None
@@ -350,15 +392,84 @@ class StructuredPerceptron(BaseEstimator):
                 zip(sw.rows()[nz].tolist(), sw.labels[nz].tolist(), sw.values[nz].tolist())}
 
     @property
-    def transition_features_(self) -> dict[tuple[str, str], float] | None:
-        """``{(label_from, label_to): weight}`` of every pair of the model's labels
-        (``model_.labels``, as in `state_features_`; the sentence-start row, which CRFsuite does not
-        have, is left out)."""
+    def state_features_(self) -> dict[tuple[str, str], float] | None:
+        """``{(attribute, label): weight}`` over `classes_`, the non-zero ones.
+
+        The weight of a label is the largest weight of the learnt labels that read as it (`label_map_`;
+        a learnt label without a stored weight counts 0): ``(a, "B-NP")`` is the larger of
+        ``(a, "B-NP")`` and ``(a, "S-NP")`` of a model learnt in IOBES. That is what the label gets
+        from the attribute when the decoder, which maximizes over learnt labels, takes the variant the
+        attribute favours most: a positive weight says the attribute argues for the label in one of
+        its forms, a negative one that it argues against it in all of them. Sums would count one
+        token's evidence twice. The exact weights are `learnt_state_features_`; when the labels are
+        learnt as given, the two are equal."""
         model = self._current()
         if model is None:
             return None
-        labels, trans = model.labels, model.weights.trans.tolist()
-        return {(a, b): trans[i][j] for i, a in enumerate(labels) for j, b in enumerate(labels)}
+        projection = self._projection(model)
+        sw = model.weights.sparse
+        nz = sw.values != 0
+        rows, labs, vals = sw.rows()[nz], sw.labels[nz].astype(np.int64), sw.values[nz]
+        # the learnt label -> label pairs, and each entry once per label it reads as
+        learnt = np.concatenate([ids for ids in projection.values()]).astype(np.int64)
+        target = np.repeat(np.arange(len(projection), dtype=np.int64), [len(ids) for ids in projection.values()])
+        order = np.argsort(learnt, kind="stable")
+        learnt, target = learnt[order], target[order]
+        lo = np.searchsorted(learnt, labs, side="left")
+        counts = np.searchsorted(learnt, labs, side="right") - lo
+        pick = np.repeat(np.arange(len(labs)), counts) if len(labs) else np.zeros(0, np.int64)
+        offset = np.arange(len(pick)) - np.repeat(np.cumsum(counts) - counts, counts)
+        tags = target[np.repeat(lo, counts) + offset]
+        n_tags = len(projection)
+        keys = rows[pick] * n_tags + tags
+        weights = vals[pick].astype(np.float64)
+        order = np.lexsort((weights, keys))  # by key, the largest weight last
+        keys, weights = keys[order], weights[order]
+        last = np.r_[keys[1:] != keys[:-1], True] if len(keys) else np.zeros(0, bool)
+        first = np.r_[True, keys[1:] != keys[:-1]] if len(keys) else np.zeros(0, bool)
+        stored = np.diff(np.r_[np.flatnonzero(first), len(keys)])
+        keys, best = keys[last], weights[last]
+        sizes = np.array([len(ids) for ids in projection.values()], dtype=np.int64)
+        best = np.where(stored < sizes[keys % n_tags], np.maximum(best, 0.0), best)  # a missing one is 0
+        names, tags_of = model.features.names, list(projection)  # type: ignore[union-attr]
+        keep = best != 0
+        vals32 = best[keep].astype(np.float32).tolist()  # the stored float32 values, as floats
+        return {(names[k // n_tags], tags_of[k % n_tags]): v for k, v in zip(keys[keep].tolist(), vals32)}
+
+    @property
+    def learnt_transition_features_(self) -> dict[tuple[str, str], float] | None:
+        """``{(learnt label from, learnt label to): weight}`` of every pair of `learnt_classes_` the
+        model allows (the pairs its scheme forbids, when ``constrained``, are left out; the
+        sentence-start row, which CRFsuite does not have, is too)."""
+        model = self._current()
+        if model is None:
+            return None
+        return self._transitions(model, {lab: np.array([i]) for i, lab in enumerate(model.labels)})
+
+    @property
+    def transition_features_(self) -> dict[tuple[str, str], float] | None:
+        """``{(label_from, label_to): weight}`` over `classes_`: every pair some allowed pair of their
+        learnt labels (`label_map_`) stands for, weighted by the largest of those (the rule of
+        `state_features_`). A pair the scheme forbids in every learnt form (IOB2 ``O`` -> ``I-X``
+        when ``constrained``) is left out; unconstrained, all ``len(classes_) ** 2`` pairs are listed,
+        zeros too. The weights the decoder adds are `learnt_transition_features_`."""
+        model = self._current()
+        if model is None:
+            return None
+        return self._transitions(model, self._projection(model))
+
+    @staticmethod
+    def _transitions(model: schema.Model, projection: dict[str, np.ndarray]) -> dict[tuple[str, str], float]:
+        L = len(model.labels)
+        w = model.weights
+        allowed = np.asarray(w.mask)[:L] == 0
+        scores = np.where(allowed, np.asarray(w.trans, dtype=np.float64)[:L], -np.inf)
+        tags = list(projection)
+        rows = np.stack([scores[projection[t]].max(axis=0) for t in tags])          # (D, L)
+        best = np.stack([rows[:, projection[t]].max(axis=1) for t in tags], axis=1)  # (D, D)
+        ok = np.isfinite(best).tolist()
+        vals = best.astype(np.float32).tolist()
+        return {(a, b): vals[i][j] for i, a in enumerate(tags) for j, b in enumerate(tags) if ok[i][j]}
 
     @property
     def size_(self) -> int | None:
