@@ -373,9 +373,9 @@ class Tagger(Assessment):
     def _with_upstream(self, X: Any) -> Any:
         """Word lists become rows of the model's columns, those an upstream model predicts filled in;
         any other input is returned as is."""
-        upstream = self.upstream_ if isinstance(X, list) and X and all(
-            isinstance(s, (list, tuple)) and all(isinstance(t, str) for t in s) for s in X) else {}
-        if not upstream:
+        upstream = self.upstream_
+        if not upstream or not isinstance(X, list) or not X or not all(
+                isinstance(s, (list, tuple)) and all(isinstance(t, str) for t in s) for s in X):
             return X
         filled = {column: tagger.predict(X) for column, tagger in upstream.items()}
         token = self.task_.columns[0]

@@ -17,8 +17,10 @@ Column names are aliases resolved against the corpus: ``w`` means ``word``, ``c`
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
+import string
 import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -28,7 +30,15 @@ from structperc.errors import InputError
 COLUMN_ALIASES = {"w": "word", "c": "char", "p": "pos"}
 
 
+#: `_shape` of ASCII text as one `str.translate` (A-Z -> X, a-z -> x, 0-9 -> d): most words are ASCII,
+#: and the per-character loop below was the costliest value function of tagging.
+_ASCII_SHAPE = str.maketrans({**{c: "X" for c in string.ascii_uppercase}, **{c: "x" for c in string.ascii_lowercase},
+                              **{c: "d" for c in string.digits}})
+
+
 def _shape(s: str) -> str:
+    if s.isascii():
+        return s.translate(_ASCII_SHAPE)
     out = []
     for ch in s:
         if ch.isupper():
@@ -43,12 +53,8 @@ def _shape(s: str) -> str:
 
 
 def _short_shape(s: str) -> str:
-    shape = _shape(s)
-    out: list[str] = []
-    for ch in shape:
-        if not out or out[-1] != ch:
-            out.append(ch)
-    return "".join(out)
+    """`_shape` with each run of one character kept once ("Xxxxx" -> "Xx")."""
+    return "".join(ch for ch, _ in itertools.groupby(_shape(s)))
 
 
 def _char_type(s: str) -> str:

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 #: spaCy's language codes are two or three lowercase letters ("en", "es", "nl", "xx"); anything else
 #: is refused before it reaches ``importlib`` (``spacy.blank("en.stop_words")`` would import a module).
 _LANG_CODE = re.compile(r"[a-z]{2,3}\Z")
-_WHITESPACE = re.compile(r"\s+")
 #: One pipeline per language: building one reads spaCy's rule tables (tens of milliseconds).
 _PIPELINES: dict[str, Language] = {}
 _INSTALL = 'splitting raw text into tokens needs spaCy: pip install "structperc[text]"'
@@ -145,25 +144,37 @@ def _doc_sentences(doc: Any) -> list[list[Token]]:
     spaCy keeps runs of whitespace other than one space as tokens of their own ("\\n\\n"): they are
     dropped here, and a gap holding two line breaks starts a new sentence. A token holding both
     whitespace and text (not seen from spaCy's rules, but cheap to guard) is cut at the whitespace.
+    The Doc is read as integer columns (`Doc.to_array`: offset, length, sentence start), not token by
+    token: a spaCy `Token` object per token costs more than the tokenizer itself.
     """
+    from spacy.attrs import IDX, LENGTH, SENT_START
+
     text = doc.text
+    if not len(doc):
+        return []
+    columns = doc.to_array([IDX, LENGTH, SENT_START]).tolist()
     sentences: list[list[Token]] = []
-    for sent in doc.sents:
-        current: list[Token] = []
-        for tok in sent:
-            word = tok.text
-            if not word or word.isspace():
-                continue
-            start = tok.idx
-            pieces = [(word, start)] if _WHITESPACE.search(word) is None else \
-                [(m.group(), start + m.start()) for m in re.finditer(r"\S+", word)]
-            for piece, begin in pieces:
-                if current and text.count("\n", current[-1].end, begin) >= 2:
-                    sentences.append(current)
-                    current = []
-                current.append(Token(piece, begin, begin + len(piece)))
-        if current:
+    current: list[Token] = []
+    last_end = 0
+    for start, length, sent_start in columns:
+        if sent_start == 1 and current:
             sentences.append(current)
+            current = []
+        word = text[start:start + length]
+        split = word.split()
+        if not split:  # whitespace (or nothing)
+            continue
+        pieces = [(word, start)] if len(split) == 1 and len(split[0]) == length else \
+            [(m.group(), start + m.start()) for m in re.finditer(r"\S+", word)]
+        for piece, begin in pieces:
+            # a gap of two characters or more may hold a blank line (one character cannot)
+            if current and begin - last_end >= 2 and text.count("\n", last_end, begin) >= 2:
+                sentences.append(current)
+                current = []
+            current.append(Token(piece, begin, begin + len(piece)))
+            last_end = begin + len(piece)
+    if current:
+        sentences.append(current)
     return sentences
 
 

@@ -72,17 +72,26 @@ class LemmaClasses:
         return out
 
     def classes(self, word: str) -> str:
+        """The parts of speech the lexicon allows ``word`` (lowercased): the classes it is a lemma or
+        an exception form of, and those a suffix rule of a class leads from it to a lemma of."""
         w = word.lower()
-        found = set(self.lemmas.get(w, "").split("|")) | set(self.forms.get(w, "").split("|"))
+        lemma, form = self.lemmas.get(w), self.forms.get(w)
+        found = set(lemma.split("|")) if lemma else set()
+        if form:
+            found.update(form.split("|"))
+        size = len(w)
         for pos, n, table in self._suffixes:
-            if pos in found or len(w) <= n:
+            if size <= n or pos in found:
                 continue
-            stem = w[:len(w) - n]
-            for new in table.get(w[len(w) - n:], ()):
-                if pos in self.lemmas.get(stem + new, "").split("|"):
+            news = table.get(w[size - n:])
+            if not news:
+                continue
+            stem = w[:size - n]
+            for new in news:
+                classes = self.lemmas.get(stem + new)
+                if classes and pos in classes.split("|"):
                     found.add(pos)
                     break
-        found.discard("")
         return "|".join(sorted(found)) or NONE
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
