@@ -392,8 +392,8 @@ class Tagger(Assessment):
 
         language = lang or self.language_
         if language is None:
-            raise InputError("the model has no language to split raw text by: pass lang= (e.g. 'en'), "
-                             "or give tokens")
+            raise InputError("the model has no language to split raw text by (it was trained without --lang): "
+                             "give tokens (--input-format lines or tokens), or in Python tag_texts(..., lang='en')")
         docs = [texts] if isinstance(texts, str) else list(texts)
         split = list(split_texts(docs, language))
         sentences = [s for doc in split for s in doc]

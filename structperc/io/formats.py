@@ -157,8 +157,8 @@ def _decide_lines(head: bytes, layout: Layout | None) -> str | None:
 
 
 #: Appended to an error about columns when `auto` chose the format: what else the input may be.
-AUTO_HINT = "(the input format was guessed: for plain text give --input-format text, " \
-            "for one token per line --input-format tokens)"
+AUTO_HINT = "(the input format was guessed: for raw text give --input-format text, for one sentence a line " \
+            "--input-format lines, for one token per line --input-format tokens)"
 
 
 def default_output(fmt: str) -> str:

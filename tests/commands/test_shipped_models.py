@@ -241,3 +241,13 @@ def test_build_script_knows_exactly_the_shipped_models():
     spec.loader.exec_module(module)
     assert sorted(module.RECIPES) == SIX
     assert shutil.which("structperc", path=str(BIN)) is not None
+
+
+def test_raw_text_on_a_model_without_a_language_says_what_to_give(tmp_path):
+    _needs_spacy()
+    structperc.Tagger.train([["a", "b"]], [["X", "Y"]], columns=["word", "pos"], template=["w[0]"],
+                            epochs=1).save(tmp_path / "m")
+    proc = run("tag", "--model", str(tmp_path / "m"), "--input-format", "text", input="a b.\n")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "no language" in proc.stderr and "--input-format lines" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
