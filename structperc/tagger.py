@@ -29,6 +29,7 @@ from structperc.features.task import Task
 from structperc.features.templates import language_lines, resolve_template
 from structperc.io.corpus import Corpus
 from structperc.io.inputs import to_corpus
+from structperc.io.lists import token_columns
 from structperc.labels import LabelSet
 from structperc.model import schema
 from structperc.predict.assessment import Assessment
@@ -371,17 +372,27 @@ class Tagger(Assessment):
         return self._upstream
 
     def _with_upstream(self, X: Any) -> Any:
-        """Word lists become rows of the model's columns, those an upstream model predicts filled in;
+        """Word lists, for a model with upstream models, become rows of its columns (`with_upstream`);
         any other input is returned as is."""
-        upstream = self.upstream_
-        if not upstream or not isinstance(X, list) or not X or not all(
+        if not self.upstream_ or not isinstance(X, list) or not X or not all(
                 isinstance(s, (list, tuple)) and all(isinstance(t, str) for t in s) for s in X):
             return X
-        filled = {column: tagger.predict(X) for column, tagger in upstream.items()}
-        token = self.task_.columns[0]
-        columns = [c for c in self.task_.columns if c not in ("_", self.task_.tag_column)]
-        return [[tuple(words[i] if c == token else filled[c][n][i] for c in columns)
-                 for i in range(len(words))] for n, words in enumerate(X)]
+        return self.with_upstream(X)
+
+    def with_upstream(self, sentences: Sequence[Sequence[str]]) -> list[list[tuple[str, ...]]]:
+        """Sentences of words as rows of the columns the model reads (`token_columns`, the word first),
+        the others predicted by the upstream shipped models (`upstream_`, one call each for all): what
+        `predict` does with word lists, and the service with raw text."""
+        columns = token_columns(self.task_, set(self.features_.columns))
+        upstream = self.upstream_
+        missing = [c for c in columns[1:] if c not in upstream]
+        if missing:
+            raise InputError(f"the model reads {', '.join(missing)}, which no upstream model predicts: "
+                             "give each token as a tuple of its columns")
+        sentences = list(sentences)
+        filled = [upstream[c].predict(sentences) for c in columns[1:]]
+        return [[(word, *(tags[n][i] for tags in filled)) for i, word in enumerate(words)]
+                for n, words in enumerate(sentences)]
 
     def tag_texts(self, texts: str | Iterable[str], *, lang: str | None = None) -> list[list[list[TaggedToken]]]:
         """Tag raw text: for each document, its sentences, each a list of `TaggedToken` (text, offsets,

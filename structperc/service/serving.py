@@ -335,19 +335,12 @@ def tag_raw_documents(served: Served, documents: Sequence[list[list[Any]]], *, m
 
 def fill_upstream(served: Served, documents: Sequence[list[list[str]]]) -> list[list[list[Any]]]:
     """Documents of words as rows of the model's columns, those an upstream shipped model predicts
-    (en-chunk's POS, `Tagger.upstream_`) filled by it, one call for all (the raw path of ``/tag`` and
-    ``/explain`` alike); documents unchanged for a model without upstream columns."""
-    columns, upstream = served.columns, served.upstream_columns
-    if not upstream:
+    (en-chunk's POS) filled by it through `Tagger.with_upstream`, one call for all (the raw path of
+    ``/tag`` and ``/explain`` alike); documents unchanged for a model without upstream columns."""
+    if not served.upstream_columns:
         return [list(doc) for doc in documents]
-    flat = [sentence for doc in documents for sentence in doc]
-    filled = {c: served.tagger.upstream_[c].predict(flat) for c in upstream}
-    rows, at = [], 0
-    for doc in documents:
-        rows.append([[tuple(w if c == columns[0] else filled[c][at + k][i] for c in columns)
-                      for i, w in enumerate(sentence)] for k, sentence in enumerate(doc)])
-        at += len(doc)
-    return rows
+    rows = iter(served.tagger.with_upstream([sentence for doc in documents for sentence in doc]))
+    return [[list(next(rows)) for _ in doc] for doc in documents]
 
 
 @dataclass(frozen=True)
