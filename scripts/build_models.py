@@ -54,19 +54,21 @@ class Recipe:
     reads: dict[str, str] = field(default_factory=dict)  # column -> shipped model that predicts it
 
 
+def ewt_pos(description: str, *tag_column: str) -> Recipe:
+    """A tagger of EWT's parts of speech (en-upos, en-xpos): trained on EWT train, dev picking the epoch,
+    scored on EWT test; ``tag_column`` (e.g. ``"--tag-column", "xpos"``) goes right after ``--task pos``,
+    where the built models' cards record it."""
+    return Recipe(
+        "pos", "en", "UD English EWT (train; dev picks the epoch)", EWT_LICENCE,
+        ("--train", "{C}/ud_en_ewt/en_ewt-ud-train.conllu", "--task", "pos", *tag_column,
+         "--dev", "{C}/ud_en_ewt/en_ewt-ud-dev.conllu", "--epochs", "20", "--lang", "en"),
+        {"EWT test": "{C}/ud_en_ewt/en_ewt-ud-test.conllu"},
+        description)
+
+
 RECIPES: dict[str, Recipe] = {
-    "en-upos": Recipe(
-        "pos", "en", "UD English EWT (train; dev picks the epoch)", EWT_LICENCE,
-        ("--train", "{C}/ud_en_ewt/en_ewt-ud-train.conllu", "--task", "pos",
-         "--dev", "{C}/ud_en_ewt/en_ewt-ud-dev.conllu", "--epochs", "20", "--lang", "en"),
-        {"EWT test": "{C}/ud_en_ewt/en_ewt-ud-test.conllu"},
-        "English universal parts of speech (UPOS)"),
-    "en-xpos": Recipe(
-        "pos", "en", "UD English EWT (train; dev picks the epoch)", EWT_LICENCE,
-        ("--train", "{C}/ud_en_ewt/en_ewt-ud-train.conllu", "--task", "pos", "--tag-column", "xpos",
-         "--dev", "{C}/ud_en_ewt/en_ewt-ud-dev.conllu", "--epochs", "20", "--lang", "en"),
-        {"EWT test": "{C}/ud_en_ewt/en_ewt-ud-test.conllu"},
-        "English Penn Treebank tags (EWT's XPOS), as NLTK's tagger gives"),
+    "en-upos": ewt_pos("English universal parts of speech (UPOS)"),
+    "en-xpos": ewt_pos("English Penn Treebank tags (EWT's XPOS), as NLTK's tagger gives", "--tag-column", "xpos"),
     "en-chunk": Recipe(
         "chunk", "en", "CoNLL-2000 (WSJ; POS column from en-xpos; 10% of train picks the epochs)",
         "research use: CoNLL-2000 shared task data (Penn Treebank WSJ sections 15-18, 20)",

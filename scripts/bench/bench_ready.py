@@ -33,43 +33,24 @@ import sys
 import time
 from pathlib import Path
 
+# A sibling script (Python puts this folder first on the path when a script here runs): the EWT reader.
+from bench_tokenizer import read_ewt
+
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
 
 
 def ewt_documents(path: Path) -> list[tuple[str, list[tuple[int, int, str, str, str]]]]:
     """EWT documents: (text, gold tokens as (start, end, form, upos, xpos)); the text is the sentences'
-    ``# text`` lines joined by a space, each token placed by finding its form left to right."""
-    docs: list[tuple[list[str], list[list[tuple[str, str, str]]]]] = []
-    text = None
-    rows: list[tuple[str, str, str]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# newdoc"):
-            docs.append(([], []))
-        elif line.startswith("# text = "):
-            text = line[len("# text = "):]
-        elif line.strip() == "":
-            if rows and text is not None:
-                if not docs:
-                    docs.append(([], []))
-                docs[-1][0].append(text)
-                docs[-1][1].append(rows)
-            rows, text = [], None
-        elif not line.startswith("#"):
-            f = line.split("\t")
-            if f[0].isdigit():
-                rows.append((f[1], f[3], f[4]))
+    ``# text`` lines joined by a space, each token placed as `bench_tokenizer.read_ewt` places it in
+    its sentence (the words of a multi-word token, as the tagger reads them)."""
     out = []
-    for texts, sents in docs:
-        joined = " ".join(texts)
-        tokens, at = [], 0
-        for sent in sents:
-            for form, upos, xpos in sent:
-                start = joined.find(form, at)
-                if start < 0:  # a form that is not verbatim in the text (rare): skip past it
-                    continue
-                tokens.append((start, start + len(form), form, upos, xpos))
-                at = start + len(form)
-        out.append((joined, tokens))
+    for doc in read_ewt(path)[0]:
+        tokens, offset = [], 0
+        for sent in doc.sentences:
+            for (start, end), (upos, xpos) in zip(sent.words, sent.tags):
+                tokens.append((offset + start, offset + end, sent.text[start:end], upos, xpos))
+            offset += len(sent.text) + 1
+        out.append((" ".join(sent.text for sent in doc.sentences), tokens))
     return out
 
 

@@ -54,6 +54,8 @@ class Sentence:
     text: str
     words: list[Span]
     surface: list[Span]
+    #: (UPOS, XPOS) of each of ``words`` (`bench_ready` scores taggers from raw text with them)
+    tags: list[tuple[str, str]]
 
 
 @dataclass
@@ -62,8 +64,9 @@ class Document:
 
 
 def read_ewt(path: Path) -> tuple[list[Document], int]:
-    """Documents (``# newdoc``) of sentences with their gold spans; and the number of multi-word
-    tokens seen. A FORM not found in order in ``# text`` stops the run: the spans would be wrong."""
+    """Documents (``# newdoc``) of sentences with their gold spans and tags; and the number of multi-word
+    tokens seen. A FORM not found in order in ``# text`` stops the run: the spans would be wrong.
+    The one EWT reader of the benchmarks (`bench_ready.ewt_documents` reads through it)."""
     docs: list[Document] = []
     n_mwt = 0
     text: str | None = None
@@ -75,6 +78,7 @@ def read_ewt(path: Path) -> tuple[list[Document], int]:
             return
         words: list[Span] = []
         surface: list[Span] = []
+        tags: list[tuple[str, str]] = []
         pos = 0
         covered = 0  # words up to this ID are inside a multi-word token already placed
         for cols in rows:
@@ -95,6 +99,7 @@ def read_ewt(path: Path) -> tuple[list[Document], int]:
             if idx <= covered:  # a word of the multi-word token: inside its span
                 start = text.index(form, inner)
                 words.append((start, start + len(form)))
+                tags.append((cols[3], cols[4]))
                 inner = start + len(form)
                 pos = max(pos, inner)
                 if idx == covered:
@@ -104,11 +109,12 @@ def read_ewt(path: Path) -> tuple[list[Document], int]:
             if text[pos:start].strip():
                 raise SystemExit(f"bench_tokenizer: {path}: {form!r} not next in {text!r}")
             words.append((start, start + len(form)))
+            tags.append((cols[3], cols[4]))
             surface.append(words[-1])
             pos = start + len(form)
         if not docs:
             docs.append(Document())
-        docs[-1].sentences.append(Sentence(text, words, surface))
+        docs[-1].sentences.append(Sentence(text, words, surface, tags))
         text, rows = None, []
 
     with open(path, encoding="utf-8") as f:

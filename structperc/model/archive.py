@@ -105,6 +105,20 @@ def _write_member(zf: zipfile.ZipFile, name: str, data: bytes, deflate: bool = F
         zf.writestr(info, data)
 
 
+def _read_meta(zf: zipfile.ZipFile) -> object:
+    """The parsed ``metadata.json`` of an open archive, unchecked (any JSON value)."""
+    return json.loads(zf.read(_META).decode("utf-8"))
+
+
+def read_metadata(path: str | os.PathLike) -> object:
+    """The metadata of the archive at ``path`` (a model directory or a ``.zip`` file), alone: no array
+    is read and nothing is checked, so it is cheap (the shipped models' cards). Errors are left as
+    raised (`OSError`, `KeyError` with no metadata, `ValueError` for bad JSON or UTF-8,
+    `zipfile.BadZipFile`) for the caller to word; `load_archive` is the checked reader."""
+    with zipfile.ZipFile(archive_path(path)) as zf:
+        return _read_meta(zf)
+
+
 def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
     """Read and check an archive (a model directory, a ``.zip`` file or a shipped model's name: see
     `structperc.model.shipped.resolve`); any damage raises `ModelFormatError` naming the file."""
@@ -116,7 +130,7 @@ def load_archive(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]]:
             names = set(zf.namelist())
             if _META not in names:
                 raise ModelFormatError(f"{target}: not a structperc model (no {_META})")
-            meta = json.loads(zf.read(_META).decode("utf-8"))
+            meta = _read_meta(zf)
             if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
                 raise ModelFormatError(f"{target}: not a structperc model (format "
                                        f"{meta.get('format') if isinstance(meta, dict) else None!r})")

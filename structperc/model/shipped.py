@@ -10,9 +10,7 @@ wins over a name (a user's ``en-upos/`` directory is theirs).
 """
 from __future__ import annotations
 
-import json
 import os
-import zipfile
 from pathlib import Path
 
 from structperc.errors import InputError, ModelFormatError
@@ -20,7 +18,6 @@ from structperc.errors import InputError, ModelFormatError
 #: Where the shipped models live (package data).
 FOLDER = Path(__file__).resolve().parents[1] / "shipped"
 SUFFIX = ".zip"
-_META = "metadata.json"
 
 
 def names() -> list[str]:
@@ -70,10 +67,14 @@ def is_shipped(model: str | os.PathLike) -> bool:
 
 def card(name: str) -> dict:
     """The card of shipped model ``name``, read from its metadata alone (not its arrays)."""
+    import zipfile
+
+    # Lazy: the archive module imports numpy (and this one), and listing names needs neither.
+    from structperc.model.archive import read_metadata
+
     p = path_of(name)
     try:
-        with zipfile.ZipFile(p) as zf:
-            meta = json.loads(zf.read(_META).decode("utf-8"))
+        meta = read_metadata(p)
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
         raise ModelFormatError(f"{p}: damaged shipped model ({type(exc).__name__}: {exc})") from None
     found = meta.get("provenance", {}).get("card") if isinstance(meta, dict) else None
