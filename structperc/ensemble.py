@@ -33,6 +33,7 @@ from structperc.model.weights import Weights
 from structperc.tagger import Tagger
 from structperc.train import run as fitting
 from structperc.train.config import validate
+from structperc.train.dictionaries import resource_tables
 from structperc.train.ensemble import average_weights
 from structperc.train.perceptron import PerceptronState, train_perceptron
 
@@ -52,7 +53,8 @@ def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
                        dataset_columns=tagger.dataset_columns_)
     # the dictionary columns, learnt and jackknifed as fit did them (same folds, same seed; the same clusters)
     clusters = next((p for p in dictionary_parts(tagger.dictionary_) if isinstance(p, ClusterMap)), None)
-    learner = fitting.dictionary_learner(corpus, task, tagger.template_lines_, None, tagger.unknown_tag, clusters)
+    learner = fitting.dictionary_learner(corpus, task, tagger.template_lines_, None, tagger.unknown_tag, clusters,
+                                         resource_tables(tagger.dictionary_))
     corpus, _ = fitting.learnt_dictionary(corpus, learner, tagger.template_lines_, tagger.folds, tagger.seed)
     index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count)
     fitted = cast(FeatureIndex, tagger.features_)  # a Tagger's own fit (an AttributeIndex is sklearn's)

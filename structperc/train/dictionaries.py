@@ -55,9 +55,15 @@ def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], ba
                          "give a clusters file (--clusters FILE; 'structperc clusters' makes one)")
     if cluster_map is not None:
         learners.append(ClusterLearner(cluster_map))
-    kept: list[ColumnDictionary] = [p for p in old if isinstance(p, (WordBands, LemmaClasses))] or list(resources)
+    kept: list[ColumnDictionary] = resource_tables(base) or list(resources)
     learners.extend(FixedLearner(p) for p in kept)
     return combined(learners)
+
+
+def resource_tables(dictionary: ColumnDictionary | None) -> list[ColumnDictionary]:
+    """The language-resource tables besides the clusters (frequency bands, lexicon classes) that a fitted
+    model's ``dictionary`` holds: fixed tables, given as they are to a run that rebuilds or continues it."""
+    return [p for p in dictionary_parts(dictionary) if isinstance(p, (WordBands, LemmaClasses))]
 
 
 def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, template_lines: list[str],

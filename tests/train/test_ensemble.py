@@ -1,6 +1,8 @@
 """Seed averaging (`structperc.ensemble`): members share features, the model is their mean."""
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,20 @@ def test_bad_arguments():
         train_seed_average(WORDS, TAGS, seeds=[], **KW)
     with pytest.raises(TypeError, match="seeds="):
         train_seed_average(WORDS, TAGS, seed=1, **KW)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("spacy_lookups_data") is None,
+                    reason="the language resources are not installed (pip install -e '.[resources]')")
+def test_members_read_every_language_resource_table_the_tagger_read():
+    """A ``lang`` tagger's members are rebuilt with its resource tables (clusters and the lexicon's parts of
+    speech, ``lpos``), not the clusters alone: the rebuild once failed on a template reading ``lpos``."""
+    words = [["I", "saw", "the", "cats", "."], ["She", "runs", "fast", "."], ["The", "cat", "saw", "me", "."]]
+    tags = [["PRON", "VERB", "DET", "NOUN", "PUNCT"], ["PRON", "VERB", "ADV", "PUNCT"],
+            ["DET", "NOUN", "VERB", "PRON", "PUNCT"]]
+    kw = dict(task="pos", columns=["word", "upos"], epochs=3, lang="en",
+              template=["w[0]", "lpos[0]", "lpos[1]", "clu4[0]", "bias"])
+    avg = train_seed_average(words, tags, seeds=[0, 1], **kw)
+    alone = [Tagger.train(words, tags, seed=s, **kw).weights_.state.astype(np.float64) for s in (0, 1)]
+    assert np.allclose(avg.weights_.state, (alone[0] + alone[1]) / 2, atol=1e-5)
+    assert not np.array_equal(alone[0], alone[1])
+    assert {r["name"] for r in avg.provenance_["resources"]} == {"en-clusters", "en-lemmas"}
