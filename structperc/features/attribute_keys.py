@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from structperc.features.keys import shift
+from structperc.features.keys import Shifts
 from structperc.features.templates import Atom, Part
 from structperc.features.vocabulary import AttributeVocabularies
 from structperc.io.corpus import Corpus
@@ -21,17 +21,16 @@ class AttributeKeys(AttributeVocabularies):
     """Keys of templates over a corpus, and the sorted key tables of the fitted attributes."""
 
     def _part_codes(self, part: Part, atom_codes: dict[Atom, np.ndarray], raw: Callable[[str], np.ndarray],
-                    pos: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, int]:
+                    shift: Shifts) -> tuple[np.ndarray, int]:
         """Codes of one part per token (-1 unknown) and their radix."""
-        n = len(pos)
         if part.other is not None:
             codes = raw(part.atom.column)
-            a = shift(codes, pos, length, part.offset, n)
-            b = shift(codes, pos, length, part.other, n)
+            a = shift(codes, part.offset)
+            b = shift(codes, part.other)
             outside = (a < 0) | (b < 0)
             return np.where(outside, 2, (a == b).astype(np.int64)), 3
         codes = atom_codes[part.atom]
-        shifted = shift(codes, pos, length, part.offset, n, fill_unknown=True)
+        shifted = shift(codes, part.offset, fill_unknown=True)
         return shifted, len(self.vocabs[self.atoms.index(part.atom)])
 
     def _keys(self, corpus: Corpus, grow: bool) -> tuple[list[np.ndarray], list[list[int]]]:
@@ -52,6 +51,7 @@ class AttributeKeys(AttributeVocabularies):
         for col in self.columns:
             corpus.factorize(col)  # raises a clear error for a missing column
         pos, length = (a[tokens] for a in corpus.positions())
+        shift = Shifts(pos, length)
         atom_codes = {a: self._atom_codes(corpus, i, grow, tokens) for i, a in enumerate(self.atoms)}
 
         def raw(column: str) -> np.ndarray:
@@ -61,7 +61,7 @@ class AttributeKeys(AttributeVocabularies):
             t = self.templates[ti]
             if t.is_bias:
                 return np.zeros(len(pos), dtype=np.int64), []
-            parts = [self._part_codes(p, atom_codes, raw, pos, length) for p in t.parts]
+            parts = [self._part_codes(p, atom_codes, raw, shift) for p in t.parts]
             radix = self._radix(t) if grow else self.radix[ti]
             key = parts[0][0].copy()
             unknown = key < 0

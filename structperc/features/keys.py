@@ -49,18 +49,44 @@ def recode(keys: np.ndarray, old: list[int], new: list[int]) -> np.ndarray:
     return combine(digits(keys, old), new)
 
 
+class Shifts:
+    """Codes moved to a template's offsets within each sentence of one corpus (``pos``: each token's place
+    in its sentence, ``length``: its sentence's length), for every template of a featurization.
+
+    A shift is a slice copy (the corpus is one array, so ``codes[t + offset]`` is ``codes`` moved by
+    ``offset``) and the tokens whose neighbour lies past a sentence's end are a few fixed positions,
+    found once per offset: no index array, no per-call comparisons over the corpus."""
+
+    def __init__(self, pos: np.ndarray, length: np.ndarray):
+        self.pos, self.length, self.n = pos, length, len(pos)
+        self._outside: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def outside(self, offset: int) -> tuple[np.ndarray, np.ndarray]:
+        """The tokens whose neighbour at ``offset`` is before the sentence start, and after its end."""
+        if offset not in self._outside:
+            target = self.pos + offset
+            self._outside[offset] = (np.flatnonzero(target < 0), np.flatnonzero(target >= self.length))
+        return self._outside[offset]
+
+    def __call__(self, codes: np.ndarray, offset: int, fill_unknown: bool = False) -> np.ndarray:
+        """codes[t + offset] within each sentence; BOS/EOS (or -1 for ``same``) outside it."""
+        if offset == 0:
+            return codes
+        n = self.n
+        out = np.empty_like(codes)
+        k = min(abs(offset), n)
+        if offset > 0:
+            out[:n - k] = codes[k:]
+        else:
+            out[k:] = codes[:n - k]
+        before, after = self.outside(offset)  # every token whose neighbour falls off the corpus is here
+        out[before] = BOS if fill_unknown else -1
+        out[after] = EOS if fill_unknown else -1
+        return out
+
+
 def shift(codes: np.ndarray, pos: np.ndarray, length: np.ndarray, offset: int, n: int,
-           fill_unknown: bool = False) -> np.ndarray:
-    """codes[t + offset] within each sentence; BOS/EOS (or -1 for ``same``) outside it."""
-    if offset == 0:
-        return codes
-    idx = np.arange(n, dtype=np.int64) + offset
-    np.clip(idx, 0, max(n - 1, 0), out=idx)
-    out = codes[idx] if n else codes.copy()
-    target = pos + offset
-    if fill_unknown:
-        out[target < 0] = BOS
-        out[target >= length] = EOS
-    else:
-        out[(target < 0) | (target >= length)] = -1
-    return out
+          fill_unknown: bool = False) -> np.ndarray:
+    """codes[t + offset] within each sentence; BOS/EOS (or -1 for ``same``) outside it (one shift:
+    `Shifts` keeps the sentence boundaries for many)."""
+    return Shifts(pos[:n], length[:n])(codes, offset, fill_unknown)

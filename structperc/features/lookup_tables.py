@@ -15,6 +15,12 @@ from structperc.features.key_lookup import KeyLookup
 #: Tokens per block when keys become ids (bounds the int64 temporaries of the lookup).
 _ID_BLOCK = 1 << 16
 
+#: Tokens per block when the template-major ids become token-major (a block stays in the L2 cache).
+_TRANSPOSE_BLOCK = 4096
+#: Templates whose ids are gathered before they are written token-major (a cache line holds 16 ids; each
+#: costs 4 bytes per token while it waits).
+_COLUMN_GROUP = 4
+
 #: Key spaces up to this size are looked up through a dense array (4 bytes per possible key).
 DENSE_KEYS = 1 << 21
 
@@ -29,12 +35,21 @@ class LookupTables(AttributeKeys):
         for transition in (False, True):
             group = self._group(transition)
             offsets = self.offsets(transition)
+            # a few templates at a time, each contiguous, then written token-major in cache-sized blocks:
+            # writing one column of the token-major matrix touches a cache line per token and template
             mat = np.empty((n, len(group)), dtype=np.int32)
-            for col, ti in enumerate(group):
-                key = key_of(ti)
-                for a in range(0, len(key), _ID_BLOCK):  # blocks: the temporaries stay small
-                    mat[a:a + _ID_BLOCK, col] = self._ids_of(ti, key[a:a + _ID_BLOCK], offsets[col])
-                del key
+            for g in range(0, len(group), _COLUMN_GROUP):
+                cols = range(g, min(g + _COLUMN_GROUP, len(group)))
+                rows = np.empty((len(cols), n), dtype=np.int32)
+                for r, col in enumerate(cols):
+                    ti = group[col]
+                    key = key_of(ti)
+                    for a in range(0, len(key), _ID_BLOCK):  # blocks: the temporaries stay small
+                        rows[r, a:a + _ID_BLOCK] = self._ids_of(ti, key[a:a + _ID_BLOCK], offsets[col])
+                    del key
+                for a in range(0, n, _TRANSPOSE_BLOCK):
+                    mat[a:a + _TRANSPOSE_BLOCK, cols.start:cols.stop] = rows[:, a:a + _TRANSPOSE_BLOCK].T
+                del rows
             mats.append(mat)
         return mats[0], mats[1]
 
