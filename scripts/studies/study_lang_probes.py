@@ -1,0 +1,158 @@
+#!/usr/bin/env python
+"""Levers tried beyond the language-resource study (`study_lang.py`), on held-out data only.
+
+    python scripts/studies/study_lang_probes.py pos-two-stage          # seeds 0 1 2 (default)
+    python scripts/studies/study_lang_probes.py chunk-xpos --seeds 0 1 2
+    python scripts/studies/study_lang_probes.py all
+
+Each probe compares one change with the chosen ``--lang`` preset (`study_lang.py`'s protocol: chunk the
+held-out tenth of CoNLL-2000 train.txt, pos EWT dev, ner esp.testa; the best epoch within the task's
+budget, models not refit; nothing reads a test file):
+
+* ``pos-two-stage``: the first stage's majority tag of the word's other occurrences nearby (``--two-stage``);
+* ``pos-epochs30``: a budget of 30 epochs instead of 20 (the best epoch of each run is printed);
+* ``pos-seed-average``: the mean weights of 4 members of different seeds (`structperc.ensemble`), against
+  the members alone, at the single runs' mean best epoch (13);
+* ``ner-en-clusters``: English Brown clusters as a second cluster family (``x4``…``x20`` at −1, 0, +1) on
+  top of the Spanish ones, with the opt-in levers (``--order 2 --two-stage``) on both sides;
+* ``chunk-two-stage``: as for POS;
+* ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
+  CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
+  −2…+2, as bigrams and with the file's POS; ``chunk-xpos-order2`` adds the lexicon's classes and ``--order 2``.
+
+Output: one JSON line per run (the whole held-out curve), then per probe the mean of the best epochs against
+its baseline, run in the same invocation.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from heldout import CORPORA, estimator  # noqa: E402
+from study_lang import FAMILY  # noqa: E402
+
+from structperc.features.templates import CLUSTER_WINDOW, LEMMA_LINES, preset  # noqa: E402
+
+BUDGET = {"chunk": 10, "pos": 20, "ner": 8}
+XPOS_LINES = ["xp[-2]", "xp[-1]", "xp[0]", "xp[1]", "xp[2]", "xp[-1]|xp[0]", "xp[0]|xp[1]", "xp[0]|pos[0]",
+              "w[0]|xp[0]"]
+EN_CLUSTER_LINES = [f"x{n}[{i}]" for n in (4, 6, 10, 20) for i in (-1, 0, 1)]
+
+
+def run(family: str, lines: list[str], seed: int, params: dict, *, train: str | None = None,
+        dev: str | None = None, epochs: int | None = None) -> dict:
+    """One held-out run of ``family``'s estimator with ``lines`` added to its preset: the held-out curve."""
+    spec = CORPORA[FAMILY[family]["corpus"]]
+    tagger = estimator(spec, seed=seed, refit=False, template=preset(spec["params"]["task"]) + lines,
+                       lang=FAMILY[family]["lang"], **({"epochs": epochs} if epochs else {}), **params)
+    t0 = time.perf_counter()
+    tagger.fit(train or str(spec["train"]), dev=dev or (str(spec["dev"]) if "dev" in spec else None))
+    curve = [round(100 * r.dev_score, 3) for r in (getattr(tagger, "dev_history_", None) or tagger.history_)]
+    return {"curve": curve, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def with_en_clusters(src: Path, out: Path) -> Path:
+    """``src`` (CoNLL-2002) with four columns of English cluster path prefixes before the tag column."""
+    from structperc.features.resources.registry import resource
+
+    paths = resource("en-clusters").read()
+    with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                g.write("\n")
+                continue
+            p = None if parts[0] == "-DOCSTART-" else paths.get(parts[0], paths.get(parts[0].lower()))
+            g.write(" ".join(parts[:-1] + [p[:n] if p else "<unk>" for n in (4, 6, 10, 20)] + parts[-1:]) + "\n")
+    return out
+
+
+def with_xpos(src: Path, out: Path) -> Path:
+    """``src`` (CoNLL-2000) with the shipped ``en-xpos`` model's tags as a column before the chunk tags."""
+    import structperc
+
+    sents = [s.split("\n") for s in src.read_text(encoding="utf-8").strip().split("\n\n")]
+    tags = structperc.load("en-xpos").predict([[line.split()[0] for line in s] for s in sents])
+    out.write_text("".join("".join(" ".join(line.split()[:-1] + [t] + line.split()[-1:]) + "\n"
+                                   for line, t in zip(s, ts)) + "\n" for s, ts in zip(sents, tags)), encoding="utf-8")
+    return out
+
+
+def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
+    """The runs of probe ``name`` for ``seed``: (variant, result) pairs, its baseline first."""
+    pos_base = CLUSTER_WINDOW + LEMMA_LINES
+    if name == "pos-two-stage":
+        return [("baseline", run("pos", pos_base, seed, {})),
+                ("two-stage", run("pos", pos_base, seed, {"two_stage": True}))]
+    if name == "pos-epochs30":
+        return [("30 epochs", run("pos", pos_base, seed, {}, epochs=30))]
+    if name == "pos-seed-average":
+        from structperc import Tagger
+        from structperc.ensemble import train_seed_average
+
+        spec = CORPORA["ewt"]
+        kw = dict(task="pos", lang="en", template=preset("pos") + pos_base, epochs=13)
+        seeds = [4 * seed + i for i in range(4)]
+        members = [100 * Tagger(seed=s, **kw).fit(str(spec["train"])).score(str(spec["dev"])) for s in seeds]
+        avg = 100 * train_seed_average(str(spec["train"]), seeds=seeds, **kw).score(str(spec["dev"]))
+        return [("members (mean)", {"curve": [statistics.mean(members)]}), ("seed average", {"curve": [avg]})]
+    if name == "ner-en-clusters":
+        spec = CORPORA["esp"]
+        train = with_en_clusters(Path(spec["train"]), tmp / "esp.train.en")
+        dev = with_en_clusters(Path(spec["dev"]), tmp / "esp.testa.en")
+        levers = {"order": 2, "two_stage": True}
+        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
+                ("+ en clusters", run("ner", CLUSTER_WINDOW + EN_CLUSTER_LINES, seed,
+                                      {**levers, "columns": ["word", "pos", "x4", "x6", "x10", "x20", "ner"]},
+                                      train=str(train), dev=str(dev)))]
+    if name == "chunk-two-stage":
+        return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
+                ("two-stage", run("chunk", CLUSTER_WINDOW, seed, {"two_stage": True}))]
+    if name in ("chunk-xpos", "chunk-xpos-order2"):
+        train = tmp / "conll2000.xpos.txt"
+        if not train.exists():
+            with_xpos(Path(CORPORA["chunk"]["train"]), train)
+        cols = {"columns": ["word", "pos", "xp", "chunk"]}
+        if name == "chunk-xpos":
+            return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
+                    ("+ en-xpos column", run("chunk", CLUSTER_WINDOW + XPOS_LINES, seed, cols, train=str(train)))]
+        return [("+ en-xpos, lexicon classes, order 2",
+                 run("chunk", CLUSTER_WINDOW + LEMMA_LINES + XPOS_LINES, seed, {**cols, "order": 2},
+                     train=str(train)))]
+    raise ValueError(name)
+
+
+PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", "ner-en-clusters", "chunk-two-stage", "chunk-xpos",
+          "chunk-xpos-order2"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("probe", choices=[*PROBES, "all"])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    args = ap.parse_args()
+    results: dict[tuple[str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in PROBES if args.probe == "all" else [args.probe]:
+            budget = BUDGET[name.split("-")[0]]
+            for seed in args.seeds:
+                for variant, r in probe(name, seed, Path(tmp)):
+                    best = max(r["curve"][:max(budget, 30 if "epochs30" in name else budget)])
+                    r.update(probe=name, variant=variant, seed=seed, best=best,
+                             best_epoch=r["curve"].index(best) + 1)
+                    print(json.dumps(r), flush=True)
+                    results.setdefault((name, variant), []).append(best)
+    print("| probe | variant | held-out (mean of seeds) | per seed |\n|---|---|---|---|")
+    for (name, variant), scores in results.items():
+        print(f"| {name} | {variant} | {statistics.mean(scores):.2f} | {', '.join(f'{s:.2f}' for s in scores)} |")
+
+
+if __name__ == "__main__":
+    main()
