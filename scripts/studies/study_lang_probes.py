@@ -15,6 +15,11 @@ budget, models not refit; nothing reads a test file):
   the members alone, at the single runs' mean best epoch (13);
 * ``ner-en-clusters``: English Brown clusters as a second cluster family (``x4``…``x20`` at −1, 0, +1) on
   top of the Spanish ones, with the opt-in levers (``--order 2 --two-stage``) on both sides;
+* ``pos-case-evidence``, ``ner-case-evidence``: how a word's capitalisation compares with its other
+  spelling in spaCy's word log probabilities (``{lang}_lexeme_prob``): a written-capitalised word whose
+  lowercase form is far more common reads ``cL3``, one mostly written capitalised ``cT3`` (``l…`` for a
+  lowercase word, from its capitalised form; −3, −1.5, −0.5, 0.5, 1.5, 3 nats apart), read at −1, 0, +1 and
+  with ``istitle`` (NER with the levers on both sides; ``ner-case-evidence-plain`` without them);
 * ``chunk-two-stage``: as for POS;
 * ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
@@ -85,6 +90,56 @@ def with_xpos(src: Path, out: Path) -> Path:
     return out
 
 
+#: The bounds (natural-log units) between the classes of `case_class`.
+CASE_BOUNDS = ((-3, "L3"), (-1.5, "L2"), (-0.5, "L1"), (0.5, "eq"), (1.5, "T1"), (3, "T2"))
+CASE_LINES = ["{c}[0]", "{c}[0]|istitle(w[0])", "{c}[-1]", "{c}[1]"]
+#: The POS probes of capitalisation evidence: their lines and the table's floor (None: every word).
+POS_CASE = {"pos-case-evidence": (CASE_LINES, None), "pos-case-centre": (CASE_LINES[:2], None),
+            "pos-case-trans": (CASE_LINES + ["y[-1]|y[0]|{c}[0]"], None),
+            "pos-case-ctx": (CASE_LINES + ["{c}[0]|shortshape(w[-1])", "{c}[0]|clu6[0]"], None),
+            "pos-case-floor18": (CASE_LINES, -18.0)}
+
+
+def case_class(word: str, log_probs: dict[str, float]) -> str:
+    """How ``word``'s capitalisation compares with its other spelling in ``log_probs`` (see the docstring)."""
+    low = word.lower()
+    if word == low:
+        other = word[:1].upper() + word[1:]
+        if other == word:
+            return "na"
+        a, b, mark = log_probs.get(other), log_probs.get(low), "l"
+    else:
+        a, b, mark = log_probs.get(word), log_probs.get(low), "c"
+    if a is None or b is None:
+        return mark + ("unk" if a is None and b is None else "lowonly" if a is None else "caponly")
+    return mark + next((name for bound, name in CASE_BOUNDS if a - b < bound), "T3")
+
+
+def with_case_evidence(src: Path, out: Path, lang: str, floor: float | None = None) -> Path:
+    """``src`` with `case_class` in a column of its own: CoNLL-U's MISC, or a column before a CoNLL tag;
+    ``floor``: the words of a lower log probability are left out of the table."""
+    from structperc.features.resources.registry import resource
+
+    log_probs = {w: p for w, p in resource(f"{lang}-probabilities").read().items() if floor is None or p >= floor}
+    conllu = src.suffix == ".conllu"
+    with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
+        for line in f:
+            if conllu:
+                cols = line.rstrip("\n").split("\t")
+                if len(cols) == 10 and not line.startswith("#"):
+                    cols[9] = case_class(cols[1], log_probs)
+                    line = "\t".join(cols) + "\n"
+                g.write(line)
+                continue
+            parts = line.split()
+            if not parts:
+                g.write("\n")
+                continue
+            c = "na" if parts[0] == "-DOCSTART-" else case_class(parts[0], log_probs)
+            g.write(" ".join(parts[:-1] + [c] + parts[-1:]) + "\n")
+    return out
+
+
 def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     """The runs of probe ``name`` for ``seed``: (variant, result) pairs, its baseline first."""
     pos_base = CLUSTER_WINDOW + LEMMA_LINES
@@ -112,6 +167,23 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
                 ("+ en clusters", run("ner", CLUSTER_WINDOW + EN_CLUSTER_LINES, seed,
                                       {**levers, "columns": ["word", "pos", "x4", "x6", "x10", "x20", "ner"]},
                                       train=str(train), dev=str(dev)))]
+    if name in POS_CASE:
+        spec = CORPORA["ewt"]
+        lines, floor = POS_CASE[name]
+        train = with_case_evidence(Path(spec["train"]), tmp / f"ewt-train.{floor}.conllu", "en", floor)
+        dev = with_case_evidence(Path(spec["dev"]), tmp / f"ewt-dev.{floor}.conllu", "en", floor)
+        return [("baseline", run("pos", pos_base, seed, {})),
+                (name, run("pos", pos_base + [x.format(c="misc") for x in lines], seed, {}, train=str(train),
+                           dev=str(dev)))]
+    if name in ("ner-case-evidence", "ner-case-evidence-plain"):
+        spec = CORPORA["esp"]
+        train = with_case_evidence(Path(spec["train"]), tmp / "esp.train.case", "es")
+        dev = with_case_evidence(Path(spec["dev"]), tmp / "esp.testa.case", "es")
+        levers = {"order": 2, "two_stage": True} if name == "ner-case-evidence" else {}
+        return [("baseline" + (" (levers)" if levers else ""), run("ner", CLUSTER_WINDOW, seed, levers)),
+                ("+ case evidence", run("ner", CLUSTER_WINDOW + [x.format(c="cs") for x in CASE_LINES], seed,
+                                        {**levers, "columns": ["word", "pos", "cs", "ner"]},
+                                        train=str(train), dev=str(dev)))]
     if name == "chunk-two-stage":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 ("two-stage", run("chunk", CLUSTER_WINDOW, seed, {"two_stage": True}))]
@@ -129,8 +201,8 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     raise ValueError(name)
 
 
-PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", "ner-en-clusters", "chunk-two-stage", "chunk-xpos",
-          "chunk-xpos-order2"]
+PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "ner-en-clusters",
+          "ner-case-evidence", "ner-case-evidence-plain", "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2"]
 
 
 def main() -> None:
