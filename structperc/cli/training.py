@@ -79,7 +79,8 @@ def _progress(epochs: int, quiet: bool):
               help="Keep the checkpoint in --checkpoint-dir after the model is saved (by default it is removed).")
 @click.option("--init-model", metavar="DIR",
               help="Continue training this saved model on --train (new attributes are added; tags the "
-                   "model does not know are refused, unless --add-labels).")
+                   "model does not know are refused, unless --add-labels). The model keeps its own columns, "
+                   "template, scheme, seed and training options: only --epochs and --dev apply.")
 @click.option("--add-labels", is_flag=True,
               help="With --init-model: add the tags of --train that the model does not know as new labels "
                    "(from zero weights), growing its tag set.")

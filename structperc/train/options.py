@@ -253,6 +253,20 @@ def _whole_corpus(g: Given) -> str | None:
     return None
 
 
+#: What a saved model fixes, with the value that means "not given" on the command line: continued training
+#: (`Tagger.partial_fit`) keeps the model's own, so a value given with ``--init-model`` would be ignored.
+_MODEL_SETTINGS = {"columns": None, "tag_column": None, "template": None, "scheme": None, "encoding": None,
+                   "dev_split": 0.0, "min_count": 1, "seed": 0, "feature_set": "all", "step": None, "margin": None,
+                   "C": None, "tag_dictionary": None}
+
+
+def _model_settings(g: Given) -> list[str]:
+    """The options given with ``init_model`` that the continued model would not use (its own are kept)."""
+    if not g.get("init_model"):
+        return []
+    return [spelled(name) for name, unset in _MODEL_SETTINGS.items() if g.get(name, unset) not in (unset, None)]
+
+
 #: Columns of dictionaries learnt from the training data (their jackknife needs every sentence at once).
 LEARNT_COLUMNS = frozenset({*AMBIGUITY_COLUMNS, *CLUSTER_COLUMNS, *GAZ_BASE, *GAZ_EXTRA, STAGE_COLUMN})
 _ORDER2 = "second-order transitions (order=2, --order 2)"
@@ -304,6 +318,10 @@ RULES: tuple[Rule, ...] = (
     Rule("lang_new_model", lambda g: g.get("lang") is not None and g.get("init_model"),
          f"{spelled('lang')} is for training a new model: continued training ({spelled('init_model', ', ')}) "
          "keeps the resources the model was trained with"),
+    Rule("init_model_keeps_settings", _model_settings,
+         lambda g, found: f"continued training ({spelled('init_model', ', ')}) keeps the model's own settings "
+                          f"(columns, template, scheme, seed, training options): leave out {', '.join(found)}",
+         usage=True),
     Rule("init_model_one_worker", lambda g: g.get("init_model") and (g.workers != 1 or g.get("dask") is not None),
          f"continued training ({spelled('init_model', ', ')}) runs on one worker: leave out "
          f"{spelled('workers')} and {spelled('dask')}"),

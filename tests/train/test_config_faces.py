@@ -128,6 +128,11 @@ CASES = [
     Case("lang with clusters", "lang (--lang) and clusters (--clusters) both give the word clusters: give one of "
          "them", cli=["--lang", "en", "--clusters", "TRAIN"], commands={"lang": "en", "clusters": "TRAIN"},
          tagger=({"lang": "en"}, {"clusters": "TRAIN"})),
+    Case("init-model with settings the model keeps", "continued training (init_model, --init-model) keeps the "
+         "model's own settings (columns, template, scheme, seed, training options): leave out columns (--columns), "
+         "dev_split (--dev-split)", cli=["--init-model", "NO-MODEL", "--columns", "word,pos,chunk", "--dev-split",
+                                         "0.1"],
+         commands={"init_model": "NO-MODEL", "columns": COLUMNS, "dev_split": 0.1}),
     Case("read-on-workers with dev_split", "dev_split (--dev-split) needs the whole training corpus in one place: "
          "not with the input read by the Dask workers (--read-on-workers)",
          cli=["--read-on-workers", "--dask", "local:2", "--workers", "2", "--dev-split", "0.1"],

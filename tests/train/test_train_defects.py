@@ -107,7 +107,7 @@ def test_init_model_across_tasks_is_refused(models, tmp_path):
     ner_file = tmp_path / "ner.txt"
     ner_file.write_text("Juan NP B-PER\nvive VM O\n\n", encoding="utf-8")
     proc = cli("train", "--task", "ner", "--init-model", models / "chunk", "--train", ner_file,
-               "--columns", "word,pos,ner", "--model", tmp_path / "mixed")
+               "--model", tmp_path / "mixed")
     assert_one_line_error(proc, "a 'chunk' model cannot continue training as 'ner'")
     assert not (tmp_path / "mixed").exists()
 
