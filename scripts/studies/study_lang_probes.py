@@ -13,6 +13,8 @@ budget, models not refit; nothing reads a test file):
 * ``pos-epochs30``: a budget of 30 epochs instead of 20 (the best epoch of each run is printed);
 * ``pos-seed-average``: the mean weights of 4 members of different seeds (`structperc.ensemble`), against
   the members alone, at the single runs' mean best epoch (13);
+* ``pos-lemma-lookup``: the lemma spaCy's English lookup table gives an inflected form (41,582 forms, ``=`` for
+  the others), alone and with the word's last three letters;
 * ``ner-en-clusters``: English Brown clusters as a second cluster family (``x4``…``x20`` at −1, 0, +1) on
   top of the Spanish ones, with the opt-in levers (``--order 2 --two-stage``) on both sides;
 * ``pos-case-evidence``, ``ner-case-evidence``: how a word's capitalisation compares with its other
@@ -101,7 +103,7 @@ CASE_LINES = ["{c}[0]", "{c}[0]|istitle(w[0])", "{c}[-1]", "{c}[1]"]
 POS_CASE = {"pos-case-evidence": (CASE_LINES, None), "pos-case-centre": (CASE_LINES[:2], None),
             "pos-case-trans": (CASE_LINES + ["y[-1]|y[0]|{c}[0]"], None),
             "pos-case-ctx": (CASE_LINES + ["{c}[0]|shortshape(w[-1])", "{c}[0]|clu6[0]"], None),
-            "pos-case-floor18": (CASE_LINES, -18.0)}
+            "pos-case-floor18": (CASE_LINES, -18.0), "pos-case-floor16": (CASE_LINES, -16.1)}
 
 
 def case_class(word: str, log_probs: dict[str, float]) -> str:
@@ -169,6 +171,25 @@ def with_geonames(src: Path, out: Path) -> Path:
     return out
 
 
+def with_lookup_lemmas(src: Path, out: Path) -> Path:
+    """``src`` (CoNLL-U) with the lemma of spaCy's ``en_lemma_lookup`` (as written, then lowercased; ``=`` when
+    the table has none) in MISC."""
+    import gzip
+
+    from structperc.features.resources.registry import resource
+
+    table = resource("en-lemmas").path().with_name("en_lemma_lookup.json.gz")
+    lemmas = json.loads(gzip.open(table).read())
+    with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) == 10 and not line.startswith("#"):
+                cols[9] = lemmas.get(cols[1], lemmas.get(cols[1].lower(), "="))
+                line = "\t".join(cols) + "\n"
+            g.write(line)
+    return out
+
+
 def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     """The runs of probe ``name`` for ``seed``: (variant, result) pairs, its baseline first."""
     pos_base = CLUSTER_WINDOW + LEMMA_LINES
@@ -187,6 +208,13 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
         members = [100 * Tagger(seed=s, **kw).fit(str(spec["train"])).score(str(spec["dev"])) for s in seeds]
         avg = 100 * train_seed_average(str(spec["train"]), seeds=seeds, **kw).score(str(spec["dev"]))
         return [("members (mean)", {"curve": [statistics.mean(members)]}), ("seed average", {"curve": [avg]})]
+    if name == "pos-lemma-lookup":
+        spec = CORPORA["ewt"]
+        train = with_lookup_lemmas(Path(spec["train"]), tmp / "ewt-train.lemma.conllu")
+        dev = with_lookup_lemmas(Path(spec["dev"]), tmp / "ewt-dev.lemma.conllu")
+        return [("baseline", run("pos", pos_base, seed, {})),
+                ("+ lookup lemma", run("pos", pos_base + ["misc[0]", "misc[0]|suffix3(w[0])"], seed, {},
+                                       train=str(train), dev=str(dev)))]
     if name == "ner-en-clusters":
         spec = CORPORA["esp"]
         train = with_en_clusters(Path(spec["train"]), tmp / "esp.train.en")
@@ -240,7 +268,7 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     raise ValueError(name)
 
 
-PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "ner-en-clusters",
+PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
           "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "chunk-two-stage", "chunk-xpos",
           "chunk-xpos-order2"]
 
