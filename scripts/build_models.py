@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Build the shipped models (`structperc/shipped/NAME.zip`) from the corpora, one command each.
 
-    SOURCE_DATE_EPOCH=1798761600 python scripts/build_models.py en-upos     # or: all
+    SOURCE_DATE_EPOCH=1795737600 python scripts/build_models.py en-upos     # or: all
     python scripts/build_models.py zh-seg --out /tmp/models                # elsewhere than the package
     python scripts/build_models.py es-ner --sample 300 --out /tmp/s        # the first 300 sentences only
 
@@ -41,7 +41,8 @@ CONLL2002_LICENCE = ("research use: CoNLL-2002 shared task data (EFE newswire, S
 @dataclass(frozen=True)
 class Recipe:
     """How one shipped model is built. ``train`` is the `structperc train` command's arguments with
-    ``{C}`` for the corpora folder and ``{W}`` for the work folder (files a ``prepare`` step wrote);
+    ``{C}`` for the corpora folder, ``{W}`` for the work folder (files a ``prepare`` step wrote) and ``{R}`` for
+    the repository (a template file of ``scripts/templates``);
     ``tests`` names each test file scored (the first is the model's headline score)."""
 
     task: str
@@ -54,13 +55,13 @@ class Recipe:
     reads: dict[str, str] = field(default_factory=dict)  # column -> shipped model that predicts it
 
 
-def ewt_pos(description: str, *tag_column: str) -> Recipe:
+def ewt_pos(description: str, *options: str) -> Recipe:
     """A tagger of EWT's parts of speech (en-upos, en-xpos): trained on EWT train, dev picking the epoch,
-    scored on EWT test; ``tag_column`` (e.g. ``"--tag-column", "xpos"``) goes right after ``--task pos``,
-    where the built models' cards record it."""
+    scored on EWT test; ``options`` (e.g. ``"--tag-column", "xpos"``) go right after ``--task pos``,
+    where the built models' cards record them."""
     return Recipe(
         "pos", "en", "UD English EWT (train; dev picks the epoch)", EWT_LICENCE,
-        ("--train", "{C}/ud_en_ewt/en_ewt-ud-train.conllu", "--task", "pos", *tag_column,
+        ("--train", "{C}/ud_en_ewt/en_ewt-ud-train.conllu", "--task", "pos", *options,
          "--dev", "{C}/ud_en_ewt/en_ewt-ud-dev.conllu", "--epochs", "20", "--lang", "en"),
         {"EWT test": "{C}/ud_en_ewt/en_ewt-ud-test.conllu"},
         description)
@@ -68,7 +69,8 @@ def ewt_pos(description: str, *tag_column: str) -> Recipe:
 
 RECIPES: dict[str, Recipe] = {
     "en-upos": ewt_pos("English universal parts of speech (UPOS)"),
-    "en-xpos": ewt_pos("English Penn Treebank tags (EWT's XPOS), as NLTK's tagger gives", "--tag-column", "xpos"),
+    "en-xpos": ewt_pos("English Penn Treebank tags (EWT's XPOS), as NLTK's tagger gives", "--tag-column", "xpos",
+                       "--template", "{R}/scripts/templates/en-xpos.txt"),
     "en-chunk": Recipe(
         "chunk", "en", "CoNLL-2000 (WSJ; POS column from en-xpos; 10% of train picks the epochs)",
         "research use: CoNLL-2000 shared task data (Penn Treebank WSJ sections 15-18, 20)",
@@ -179,13 +181,13 @@ def build(name: str, out: Path, corpora: Path, sample: int | None = None) -> Pat
             upstream = commands.load(resolve_in(out, recipe.reads["pos"]))
             with_predicted_pos(C / "conll2000" / "train.txt", work / "conll2000-train.xpos.txt", upstream)
             with_predicted_pos(C / "conll2000" / "test.txt", work / "conll2000-test.xpos.txt", upstream)
-        args = [a.replace("{C}", str(C)).replace("{W}", str(work)) for a in recipe.train]
+        args = [a.replace("{C}", str(C)).replace("{W}", str(work)).replace("{R}", str(REPO)) for a in recipe.train]
         trained = work / "model"
         structperc("train", *args, "--model", str(trained))
         train_seconds = time.perf_counter() - start
         model = compress(schema.read(trained), keep=1.0)
         model.provenance.pop("compressed", None)  # dropping all-zero attributes changes no prediction
-        places = {str(work): "$W", str(C): "$C"}
+        places = {str(work): "$W", str(C): "$C", str(REPO): "."}
         model.provenance = scrub(model.provenance, places)
         if model.calibration is not None:
             model.calibration = scrub(model.calibration, places)
@@ -195,7 +197,7 @@ def build(name: str, out: Path, corpora: Path, sample: int | None = None) -> Pat
             schema.write(work / "scoring", model)
             metric, score = headline(commands.evaluate(work / "scoring", path))
             scores[label] = {"metric": metric, "score": score}
-        shown = [a.replace("{C}", "$C").replace("{W}", "$W") for a in recipe.train]
+        shown = [a.replace("{C}", "$C").replace("{W}", "$W").replace("{R}/", "") for a in recipe.train]
         model.provenance["card"] = {
             "name": name, "task": recipe.task, "language": recipe.language, "description": recipe.description,
             "corpus": recipe.corpus, "licence": recipe.licence,

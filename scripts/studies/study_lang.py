@@ -36,7 +36,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from heldout import CORPORA, StudySegmenter, estimator  # noqa: E402
 
-from structperc.features.templates import BAND_LINES, DICTIONARY_LINES, LEMMA_LINES, preset  # noqa: E402
+from structperc.features.templates import (  # noqa: E402
+    BAND_LINES,
+    CASE_LINES,
+    DICTIONARY_LINES,
+    LEMMA_LINES,
+    WORD_CONTEXT_CLUSTER_LINES,
+    WORD_CONTEXT_LEMMA_LINES,
+    language_lines,
+    preset,
+)
 
 #: the cluster path prefixes read at each offset
 PREFIXES = (4, 6, 10, 20)
@@ -68,7 +77,11 @@ FAMILY = {
                                                             "lpos[0]|lpos[1]"],
         "window+lemmas+conj": window(-1, 1) + LEMMA_LINES + ["lpos[0]|lamb[0]", "lpos[0]|rare(w[0])",
                                                              "lpos[0]|suffix3(w[0])", "y[-1]|y[0]|lpos[0]"],
-        "window+rare": window(-1, 1) + ["rare(w[0])|clu10[0]", "rare(w[0])|clu[0]", "clu10[0]|suffix3(w[0])"]}},
+        "window+rare": window(-1, 1) + ["rare(w[0])|clu10[0]", "rare(w[0])|clu[0]", "clu10[0]|suffix3(w[0])"],
+        # the capitalisation evidence of the word probabilities, the word with its neighbours' classes, both
+        "window+lemmas+case": window(-1, 1) + LEMMA_LINES + CASE_LINES,
+        "window+lemmas+context": window(-1, 1) + LEMMA_LINES + WORD_CONTEXT_CLUSTER_LINES + WORD_CONTEXT_LEMMA_LINES,
+        "window+lemmas+case+context": language_lines(None, "pos", ["clusters", "probabilities", "lemmas"])}},
     "ner": {"corpus": "esp", "lang": "es", "variants": {
         **COMMON, "window+shape": window(-1, 1) + ["clu10[0]|shortshape(w[0])", "clu[0]|shortshape(w[0])",
                                                    "y[-1]|y[0]|clu6[0]"]}},

@@ -122,10 +122,12 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--lang", "lang", metavar="CODE", default=None,
               help="Add what the field already learnt for language CODE from unlabelled text, carried inside the "
                    "model (tagging needs no extra package): Brown clusters for tagging (en, es, de; with --task "
-                   "pos, en also WordNet's parts of speech), jieba's dictionary words for --task cws (zh). Dutch "
-                   "(lemma tables) and Greek (word frequencies) have resources no preset reads: refused in one "
-                   "line unless --template reads lpos/frq; other languages are refused. Needs pip install "
-                   "\"structperc[resources]\" to train.")
+                   "pos also how each word's capitalisation compares with its other case in the word "
+                   "frequencies (en, es, de, el) and, for en, WordNet's parts of speech), jieba's dictionary words "
+                   "for --task cws (zh). A language whose resources the task's preset does not read (Dutch's "
+                   "lemma tables; Greek's frequencies but for --task pos) is refused in one line unless --template "
+                   "reads lpos/frq/cap; other languages are refused. Needs pip install \"structperc[resources]\" "
+                   "to train.")
 @click.option("--dask", metavar="ADDRESS", default=None,
               help="With --workers N: run the N shards' epochs on a Dask cluster (a scheduler address such as "
                    "tcp://host:8786, or local:K for K worker processes here); the same model as without it. "

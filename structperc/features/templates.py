@@ -374,6 +374,13 @@ CLUSTER_WINDOW = [f"clu{n}[{i}]" for i in (-1, 0, 1) for n in (4, 6, 10, 20)]
 BAND_LINES = ["frq[0]", "frq[0]|shortshape(w[0])"]
 #: The parts of speech a lexicon allows the word and its neighbours (`structperc.features.resources.lemmas`).
 LEMMA_LINES = ["lpos[-1]", "lpos[0]", "lpos[1]", "lpos[0]|suffix2(w[0])"]
+#: How the word's capitalisation compares with its other case in the word probabilities, at the word and its
+#: neighbours (`structperc.features.resources.case_evidence`).
+CASE_LINES = ["cap[0]", "cap[0]|istitle(w[0])", "cap[-1]", "cap[1]"]
+#: The word with its neighbours' classes (cluster prefixes, the lexicon's parts of speech): "about" before a
+#: noun is a preposition, before a full stop an adverb.
+WORD_CONTEXT_CLUSTER_LINES = ["lower(w[0])|clu6[1]", "lower(w[0])|clu6[-1]", "lower(w[0])|clu6[2]"]
+WORD_CONTEXT_LEMMA_LINES = ["lower(w[0])|lpos[1]", "lower(w[0])|lpos[-1]"]
 _GENERIC = {"clusters": CLUSTER_WINDOW}
 #: An external dictionary's own lexicon columns (`structperc.features.resources.wordlist`), as the ``cws``
 #: preset reads the training lexicon's.
@@ -383,14 +390,16 @@ DICTIONARY_LINES = ["dicb[0]", "dice[0]", "dicm[0]", "dicb[0]|dice[0]|dicm[0]", 
 #: (`structperc.features.resources.language`), each chosen on held-out data by the study of its task family
 #: (``scripts/studies/study_lang.py``, 3 seeds): the cluster window paid on every task (CoNLL-2000 held-out
 #: +0.34, EWT dev +0.25, esp.testa +1.86) and more cluster lines did not; the lexicon's parts of speech paid on
-#: EWT (+0.14 more, every seed) but not on chunking (+0.07) or Dutch NER (+0.16, one seed −0.94); frequency
-#: bands paid nowhere (EWT −0.03, chunking ±0, esp.testa −0.26); jieba's words paid most in columns of their
-#: own (SXU held-out +0.96, with frequency ≥ 5) rather than in the training lexicon (+0.15). A tagger's preset
-#: not named here gets the cluster window; a template file or list reads the ``clu*``/``frq``/``lpos``/``dic*``
-#: columns itself.
+#: EWT (+0.14 more, every seed) but not on chunking (+0.07) or Dutch NER (+0.16, one seed −0.94); on EWT the
+#: capitalisation evidence and the word with its neighbours' classes paid together (+0.13 more, every seed);
+#: frequency bands paid nowhere (EWT −0.03, chunking ±0, esp.testa −0.26); jieba's words paid most in columns
+#: of their own (SXU held-out +0.96, with frequency ≥ 5) rather than in the training lexicon (+0.15). A tagger's
+#: preset not named here gets the cluster window; a template file or list reads the
+#: ``clu*``/``frq``/``cap``/``lpos``/``dic*`` columns itself.
 LANGUAGE_LINES: dict[str, dict[str, list[str]]] = {
     "chunk": {"clusters": CLUSTER_WINDOW},
-    "pos": {"clusters": CLUSTER_WINDOW, "lemmas": LEMMA_LINES},
+    "pos": {"clusters": CLUSTER_WINDOW + WORD_CONTEXT_CLUSTER_LINES, "probabilities": CASE_LINES,
+            "lemmas": LEMMA_LINES + WORD_CONTEXT_LEMMA_LINES},
     "ner": {"clusters": CLUSTER_WINDOW},
     "cws": {"words": DICTIONARY_LINES},
 }

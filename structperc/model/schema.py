@@ -59,6 +59,7 @@ from structperc.features.gazetteer import Gazetteer
 from structperc.features.index import FeatureIndex
 from structperc.features.lexicon import SegmentationDictionary
 from structperc.features.resources.bands import WordBands
+from structperc.features.resources.case_evidence import CaseEvidence
 from structperc.features.resources.lemmas import LemmaClasses
 from structperc.features.resources.wordlist import DictionaryWords
 from structperc.features.task import Task, masks
@@ -156,7 +157,7 @@ class Model:
 #: The key of each kind of learnt dictionary in ``extra`` (a model may hold several: `Dictionaries`).
 _DICTIONARY_KEYS = (("gazetteer", Gazetteer), ("cws", SegmentationDictionary), ("ambiguity", AmbiguityClasses),
                     ("clusters", ClusterMap), ("variety", AccessorVariety), ("bands", WordBands),
-                    ("lemmas", LemmaClasses), ("dictionary", DictionaryWords))
+                    ("lemmas", LemmaClasses), ("capitalisation", CaseEvidence), ("dictionary", DictionaryWords))
 
 
 #: The array-name prefix of a dictionary's tables (a language resource's words: ``extra.clusters.words``).
@@ -217,6 +218,9 @@ def _dictionary(extra: dict, task: Task, arrays: dict[str, np.ndarray]) -> Colum
     if isinstance(extra.get("lemmas"), dict):
         found.append(LemmaClasses.from_json(extra["lemmas"], word=task.token_column,
                                             arrays=_extra_arrays(arrays, "lemmas")))
+    if isinstance(extra.get("capitalisation"), dict):
+        found.append(CaseEvidence.from_json(extra["capitalisation"], word=task.token_column,
+                                            arrays=_extra_arrays(arrays, "capitalisation")))
     if isinstance(extra.get("dictionary"), dict):
         found.append(DictionaryWords.from_json(extra["dictionary"], _extra_arrays(arrays, "dictionary")))
     if isinstance(extra.get("variety"), dict):

@@ -22,6 +22,7 @@ from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.gazetteer import GAZ_COLUMN, Gazetteer, GazetteerLearner
 from structperc.features.instances import model_tags, template_columns
 from structperc.features.resources.bands import WordBands
+from structperc.features.resources.case_evidence import CaseEvidence
 from structperc.features.resources.lemmas import LemmaClasses
 from structperc.features.tagdict import TagDictionary
 from structperc.features.task import Task
@@ -35,8 +36,8 @@ def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], ba
     """The learner of a tagger's dictionaries, each when its templates read its columns (or, when
     training continues, when the model ``base`` has one): NER's gazetteer, the ambiguity classes
     (``amb``, ``lamb``), word clusters from the ``clusters`` file or map (``clu*``), and the other
-    tables of a language resource, ``resources`` (frequency bands, ``frq``); several at once are one
-    `Learners`."""
+    tables of a language resource, ``resources`` (frequency bands, ``frq``; capitalisation, ``cap``); several
+    at once are one `Learners`."""
     reads = template_columns(template_lines)
     old = dictionary_parts(base)
     learners: list[DictionaryLearner] = []
@@ -63,7 +64,7 @@ def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], ba
 def resource_tables(dictionary: ColumnDictionary | None) -> list[ColumnDictionary]:
     """The language-resource tables besides the clusters (frequency bands, lexicon classes) that a fitted
     model's ``dictionary`` holds: fixed tables, given as they are to a run that rebuilds or continues it."""
-    return [p for p in dictionary_parts(dictionary) if isinstance(p, (WordBands, LemmaClasses))]
+    return [p for p in dictionary_parts(dictionary) if isinstance(p, (WordBands, CaseEvidence, LemmaClasses))]
 
 
 def learnt_dictionary(corpus: Corpus, learner: DictionaryLearner | None, template_lines: list[str],

@@ -42,12 +42,12 @@ def test_conll2000_with_english_clusters_floor():
 @pytest.mark.corpus
 def test_ud_ewt_upos_with_english_resources_floor():
     train, test = _files("ud_en_ewt", "en_ewt-ud-train.conllu", "en_ewt-ud-test.conllu")
-    tagger = Tagger.train(str(train), task="pos", epochs=12, seed=0, lang="en")  # 12: best on the dev file
+    tagger = Tagger.train(str(train), task="pos", epochs=16, seed=0, lang="en")  # 16: best on the dev file
     acc = tagger.score(str(test))
-    # measured 0.9590 (0.9540 without --lang)
-    assert acc >= 0.957, f"UD EWT UPOS accuracy with --lang en {acc:.4f} < 0.957"
+    # measured 0.9613 (0.9540 without --lang); the goal of the language resources is 0.960
+    assert acc >= 0.960, f"UD EWT UPOS accuracy with --lang en {acc:.4f} < 0.960"
     names = [r["name"] for r in tagger.provenance_["resources"]]
-    assert names == ["en-clusters", "en-lemmas"], names
+    assert names == ["en-clusters", "en-probabilities", "en-lemmas"], names
 
 
 @pytest.mark.corpus

@@ -543,7 +543,7 @@ def test_cli_trains_with_lang(chunk_data, tmp_path):
 @pytest.mark.parametrize("args, contains, says", [
     # Dutch has lemma tables, Greek word probabilities, and the chunk preset reads neither
     (["--lang", "nl"], "'nl'", "the templates read none of its columns (lpos)"),
-    (["--lang", "el"], "'el'", "the templates read none of its columns (frq)"),
+    (["--lang", "el"], "'el'", "the templates read none of its columns (frq, cap)"),
     (["--lang", "fr"], "'fr'", "no language resources"),
     (["--task", "pos", "--lang", "zh"], "'zh'", "its languages are de, el, en, es, nl"),
     (["--task", "cws", "--lang", "en"], "'en'", "word segmentation (--task cws)"),
@@ -561,7 +561,7 @@ def test_api_refuses_a_language_without_the_resource(chunk_data):
     from structperc.segmenter import Segmenter
 
     for fit in (lambda: Tagger(task="chunk", lang="nl", epochs=1).fit(str(chunk_data[0])),
-                lambda: Tagger(task="pos", lang="el", epochs=1).fit(str(chunk_data[0])),
+                lambda: Tagger(task="ner", lang="el", epochs=1).fit(str(chunk_data[0])),
                 lambda: Segmenter(lang="en", epochs=1).fit(CWS_TRAIN)):
         with pytest.raises(InputError, match=r"lang \(--lang\)") as e:
             fit()

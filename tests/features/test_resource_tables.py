@@ -408,10 +408,10 @@ def test_english_lemma_classes():
 
 @needs_lookups
 @pytest.mark.parametrize("lang, reads, names", [
-    ("en", {"w"}, "clu4, clu6, clu10, clu20, clu, frq, lpos"),
-    ("en", set(), "frq, lpos"),
+    ("en", {"w"}, "clu4, clu6, clu10, clu20, clu, frq, cap, lpos"),
+    ("en", set(), "frq, cap, lpos"),
     ("nl", {"frq", "clu"}, "(lpos)"),
-    ("el", {"lpos"}, "(frq)"),
+    ("el", {"lpos"}, "(frq, cap)"),
 ])
 def test_language_dictionaries_refuse_templates_reading_none_of_the_columns(lang, reads, names):
     from structperc.features.resources.language import language_dictionaries

@@ -98,6 +98,10 @@ def test_read_log_probs(tmp_path):
     assert read_log_probs(path) == {"the": -3.5, "dog": -9.0}
     with pytest.raises(InputError, match="log probability"):
         read_log_probs(write_gz_json(tmp_path / "q.json.gz", {"the": 0.5}))
+    assert read_log_probs(path, min_log_prob=-5.0) == {"the": -3.5}    # filtered while reading
+    for bad in ({"the": True}, {"the": "x"}, {"the": [1]}, {"the": float("-inf")}, {"the": float("nan")}):
+        with pytest.raises(InputError, match="log probability"):
+            read_log_probs(write_gz_json(tmp_path / "bad.json.gz", bad))
 
 
 def test_a_file_that_is_not_gzipped_json(tmp_path):

@@ -91,14 +91,21 @@ def read_cluster_paths(path: Path) -> dict[str, str]:
     return out
 
 
-def read_log_probs(path: Path) -> dict[str, float]:
-    """Word -> log probability of a spaCy ``lexeme_prob`` file."""
+def read_log_probs(path: Path, min_log_prob: float | None = None) -> dict[str, float]:
+    """Word -> log probability of a spaCy ``lexeme_prob`` file; with ``min_log_prob``, the words of at least
+    that log probability only (filtered while reading, one member at a time: the English table has a million
+    words, most at the smoothing floor)."""
     out: dict[str, float] = {}
-    for word, p in _json_object(path).items():
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not p <= 0 or math.isinf(p):
-            raise InputError(f"word {word!r}: a log probability must be a finite number <= 0, not {p!r}",
-                             path=str(path))
-        out[word] = float(p)
+    for word, value in _flat_members(path):
+        try:
+            p = float(value)
+        except ValueError:
+            p = math.nan
+        if not p <= 0 or math.isinf(p) or value in (b"true", b"false"):
+            raise InputError(f"word {word!r}: a log probability must be a finite number <= 0, not "
+                             f"{value.decode('utf-8', 'replace')}", path=str(path))
+        if min_log_prob is None or p >= min_log_prob:
+            out[word] = p
     return out
 
 

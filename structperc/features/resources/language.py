@@ -3,22 +3,25 @@
 A tagger (chunking, POS, NER) gets the tables of its language it reads, each a column family of its own
 (`TAGGER_TABLES`): the Brown clusters (`structperc.features.clusters.ClusterMap`: the ``clu4``, ``clu6``,
 ``clu10``, ``clu20`` and ``clu`` columns; Koo, Carreras & Collins 2008, Turian, Ratinov & Bengio 2010),
-frequency bands (`structperc.features.resources.bands`, ``frq``) and the parts of speech a lexicon allows
-(`structperc.features.resources.lemmas`, ``lpos``). Each holds every word the resource knows, not only the
-training words: the words the training data never saw are what the resources are for. A word segmenter
+two tables of the word probabilities — frequency bands (`structperc.features.resources.bands`, ``frq``) and
+capitalisation evidence (`structperc.features.resources.case_evidence`, ``cap``) — and the parts of speech a
+lexicon allows (`structperc.features.resources.lemmas`, ``lpos``). Each holds every word the resource knows,
+not only the training words: the words the training data never saw are what the resources are for. A word segmenter
 gets the language's word list in its lexicon columns (`structperc.features.lexicon`), as the open tracks of
 the Chinese segmentation bakeoffs used dictionaries. A language with no resource a trainer reads is refused
 with one line saying what it has.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from structperc.errors import InputError
 from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
 from structperc.features.clusters import ClusterMap
-from structperc.features.resources.bands import BAND_COLUMN, WordBands
+from structperc.features.resources.bands import BAND_COLUMN, MIN_BAND, WordBands
+from structperc.features.resources.case_evidence import CASE_COLUMN, MIN_LOG_PROB, CaseEvidence
 from structperc.features.resources.lemmas import LEMMA_COLUMN, LemmaClasses
 from structperc.features.resources.registry import RESOURCES, Resource, languages, provenance, resource
 
@@ -35,9 +38,16 @@ def _clusters(r: Resource, word: str) -> ClusterMap:
 
 
 def _bands(r: Resource, word: str) -> WordBands:
-    bands = WordBands.from_log_probs(r.read(), word=word)
+    # a band below MIN_BAND is never kept: its words are left out while reading
+    bands = WordBands.from_log_probs(r.read(min_log_prob=(MIN_BAND - 9.5) * math.log(10) - 1e-9), word=word)
     bands.resource = {**provenance(r.name), "words": len(bands.bands)}
     return bands
+
+
+def _case(r: Resource, word: str) -> CaseEvidence:
+    table = CaseEvidence.from_log_probs(r.read(min_log_prob=MIN_LOG_PROB), word=word)
+    table.resource = {**provenance(r.name), "words": len(table.classes)}
+    return table
 
 
 def _lemmas(r: Resource, word: str) -> LemmaClasses:
@@ -48,17 +58,18 @@ def _lemmas(r: Resource, word: str) -> LemmaClasses:
 
 @dataclass(frozen=True)
 class TaggerTable:
-    """How a kind of resource reaches a tagger: the columns its dictionary writes and how it is built."""
+    """How a resource reaches a tagger: the columns a table of it writes and how that table is built."""
 
     columns: tuple[str, ...]
     build: Callable[[Resource, str], Any]
 
 
-#: The kinds of resource a tagger reads, in the order their columns are added.
-TAGGER_TABLES: dict[str, TaggerTable] = {
-    "clusters": TaggerTable(tuple(CLUSTER_COLUMNS), _clusters),
-    "probabilities": TaggerTable((BAND_COLUMN,), _bands),
-    "lemmas": TaggerTable((LEMMA_COLUMN,), _lemmas),
+#: The kinds of resource a tagger reads, in the order their columns are added, each with the tables made of
+#: it (a table is built only when the templates read one of its columns).
+TAGGER_TABLES: dict[str, tuple[TaggerTable, ...]] = {
+    "clusters": (TaggerTable(tuple(CLUSTER_COLUMNS), _clusters),),
+    "probabilities": (TaggerTable((BAND_COLUMN,), _bands), TaggerTable((CASE_COLUMN,), _case)),
+    "lemmas": (TaggerTable((LEMMA_COLUMN,), _lemmas),),
 }
 
 
@@ -102,13 +113,13 @@ def language_dictionaries(lang: str, reads: set[str], word: str = "word") -> tup
     map (or None: it travels as ``--clusters`` does) and the other tables; one `InputError` line when the
     templates read none of the language's columns."""
     kinds = tagger_kinds(lang)
-    built = {k: TAGGER_TABLES[k].build(resource((code(lang), k)), word) for k in kinds
-             if set(TAGGER_TABLES[k].columns) & reads}
+    built = [(k, t.build(resource((code(lang), k)), word)) for k in kinds for t in TAGGER_TABLES[k]
+             if set(t.columns) & reads]
     if not built:
-        columns = ", ".join(c for k in kinds for c in TAGGER_TABLES[k].columns)
+        columns = ", ".join(c for k in kinds for t in TAGGER_TABLES[k] for c in t.columns)
         raise InputError(f"lang (--lang) {code(lang)!r}: the templates read none of its columns ({columns})")
-    clusters = built.pop("clusters", None)
-    return clusters, list(built.values())
+    clusters = next((table for k, table in built if k == "clusters"), None)
+    return clusters, [table for k, table in built if k != "clusters"]
 
 
 def language_clusters(lang: str, word: str = "word") -> ClusterMap:
