@@ -415,6 +415,25 @@ def test_lang_tagger_tags_with_the_packages_hidden(en_model, chunk_data):
     assert "\n" not in out["refused"]
 
 
+@needs_packages
+def test_shipped_pos_model_with_every_english_table_tags_with_the_packages_hidden():
+    """en-upos carries the clusters, the capitalisation evidence of the word probabilities and the lexicon's
+    classes (the ``pos`` preset's ``--lang en`` tables): it tags as it does with the packages there."""
+    from structperc import load
+
+    words = [["The", "Gulf", "housing", "charge", "rose", "in", "May", "."],
+             ["i", "bought", "an", "ipod", "from", "CPA"]]
+    before = load("en-upos").predict(words)
+    out = hidden(f"""
+        from structperc import load
+        tagger = load("en-upos")
+        names = [r["name"] for r in tagger.provenance_["resources"]]
+        print(json.dumps({{"tags": tagger.predict({words!r}), "names": names, "modules": list(sys.modules)}}))
+    """)
+    assert out["tags"] == before
+    assert out["names"] == ["en-clusters", "en-probabilities", "en-lemmas"]
+
+
 @pytest.fixture(scope="module")
 def zh_model(tmp_path_factory):
     """(segmenter, model directory)."""
