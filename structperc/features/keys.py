@@ -84,9 +84,3 @@ class Shifts:
         out[after] = EOS if fill_unknown else -1
         return out
 
-
-def shift(codes: np.ndarray, pos: np.ndarray, length: np.ndarray, offset: int, n: int,
-          fill_unknown: bool = False) -> np.ndarray:
-    """codes[t + offset] within each sentence; BOS/EOS (or -1 for ``same``) outside it (one shift:
-    `Shifts` keeps the sentence boundaries for many)."""
-    return Shifts(pos[:n], length[:n])(codes, offset, fill_unknown)

@@ -45,7 +45,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -160,6 +160,12 @@ _DICTIONARY_KEYS = (("gazetteer", Gazetteer), ("cws", SegmentationDictionary), (
                     ("lemmas", LemmaClasses), ("capitalisation", CaseEvidence), ("dictionary", DictionaryWords))
 
 
+#: The dictionaries read like a language resource's table (its JSON, the word column, its arrays), in the order
+#: a model lists them.
+_RESOURCE_TABLES: tuple[tuple[str, Any], ...] = (("clusters", ClusterMap), ("bands", WordBands),
+                                                 ("lemmas", LemmaClasses), ("capitalisation", CaseEvidence))
+
+
 #: The array-name prefix of a dictionary's tables (a language resource's words: ``extra.clusters.words``).
 _EXTRA_ARRAYS = "extra"
 
@@ -210,17 +216,9 @@ def _dictionary(extra: dict, task: Task, arrays: dict[str, np.ndarray]) -> Colum
         found.append(SegmentationDictionary.from_json(extra["cws"], _extra_arrays(arrays, "cws")))
     if isinstance(extra.get("ambiguity"), dict):
         found.append(AmbiguityClasses.from_json(extra["ambiguity"], word=task.token_column))
-    if isinstance(extra.get("clusters"), dict):
-        found.append(ClusterMap.from_json(extra["clusters"], word=task.token_column,
-                                          arrays=_extra_arrays(arrays, "clusters")))
-    if isinstance(extra.get("bands"), dict):
-        found.append(WordBands.from_json(extra["bands"], word=task.token_column, arrays=_extra_arrays(arrays, "bands")))
-    if isinstance(extra.get("lemmas"), dict):
-        found.append(LemmaClasses.from_json(extra["lemmas"], word=task.token_column,
-                                            arrays=_extra_arrays(arrays, "lemmas")))
-    if isinstance(extra.get("capitalisation"), dict):
-        found.append(CaseEvidence.from_json(extra["capitalisation"], word=task.token_column,
-                                            arrays=_extra_arrays(arrays, "capitalisation")))
+    for key, table in _RESOURCE_TABLES:  # a language resource's tables: JSON, the word column and arrays
+        if isinstance(extra.get(key), dict):
+            found.append(table.from_json(extra[key], word=task.token_column, arrays=_extra_arrays(arrays, key)))
     if isinstance(extra.get("dictionary"), dict):
         found.append(DictionaryWords.from_json(extra["dictionary"], _extra_arrays(arrays, "dictionary")))
     if isinstance(extra.get("variety"), dict):

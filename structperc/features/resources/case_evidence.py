@@ -16,17 +16,12 @@ often than "housing" (−13.8 against −11.1). The ``cap`` column puts a word's
 Chosen on EWT dev (``scripts/studies/study_lang.py pos``): PROPN/NOUN confusions are the largest share of a
 POS tagger's errors there. The table holds the words of log probability at least `MIN_LOG_PROB`
 (spaCy's ``lexeme_prob`` tables smooth every word to at least −19.5). `CaseEvidence` is a
-`structperc.features.dictionary.ColumnDictionary` kept inside the model: its words as arrays
-(`structperc.features.resources.storage.pack_classes`), with the resource's provenance.
+`structperc.features.resources.word_classes.WordClasses`: kept inside the model as arrays, with the
+resource's provenance.
 """
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from structperc.features.dictionary import with_columns, word_columns
-from structperc.io.corpus import Corpus
+from structperc.features.resources.word_classes import WordClasses
 
 CASE_COLUMN = "cap"
 #: Words of a lower log probability are left out (chosen on EWT dev: −18 keeps 290,593 of spaCy's
@@ -45,7 +40,7 @@ def case_class(word: str, log_probs: dict[str, float]) -> str:
     --------
     >>> lp = {"Gulf": -12.9, "gulf": -13.5, "Housing": -13.8, "housing": -11.1, "ipod": -13.1}
     >>> [case_class(w, lp) for w in ("Gulf", "gulf", "Housing", "housing", "iPod", "ipod", "x", "42")]
-    ['cT1', 'lT1', 'cL2', 'lL2', 'cunk', 'lunk', 'lunk', 'na']
+    ['cT1', 'lT1', 'cL2', 'lL2', 'clowonly', 'llowonly', 'lunk', 'na']
     """
     low = word.lower()
     if word == low:
@@ -61,7 +56,7 @@ def case_class(word: str, log_probs: dict[str, float]) -> str:
     return mark + next((name for bound, name in BOUNDS if diff < bound), TOP)
 
 
-class CaseEvidence:
+class CaseEvidence(WordClasses):
     """Word → its ``cap`` class (`case_class`), writing the ``cap`` column of column ``word``.
 
     The table stores the class of every word of the probability table and of the lowercase forms of its
@@ -69,12 +64,7 @@ class CaseEvidence:
     without case), a capitalised word's ``clowonly`` when its lowercase form is a word of the table, else
     ``cunk`` — the classes `case_class` gives on the whole probability table."""
 
-    columns = (CASE_COLUMN,)
-
-    def __init__(self, classes: dict[str, str], *, word: str = "word", resource: dict | None = None):
-        self.classes = dict(classes)
-        self.word = word
-        self.resource = dict(resource) if resource else None
+    column, kind, key, what = CASE_COLUMN, "case-evidence", "classes", "capitalisation evidence"
 
     @classmethod
     def from_log_probs(cls, log_probs: dict[str, float], *, min_log_prob: float = MIN_LOG_PROB,
@@ -98,28 +88,3 @@ class CaseEvidence:
             return CASELESS if word[:1].upper() + word[1:] == word else "lunk"
         lower = self.classes.get(low)  # a word of the table, unless stored for its capitalised form only
         return "clowonly" if lower is not None and lower != "lcaponly" else "cunk"
-
-    def values(self, corpus: Corpus) -> dict[str, Any]:
-        return word_columns(corpus, self.word, {CASE_COLUMN: self.value})
-
-    def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
-        return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
-
-    def to_json(self) -> dict:
-        from structperc.features.resources.storage import pack_classes
-
-        return {"kind": "case-evidence", "resource": self.resource, "classes": pack_classes(self.classes)[0]}
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        from structperc.features.resources.storage import pack_classes
-
-        return pack_classes(self.classes)[1]
-
-    @classmethod
-    def from_json(cls, data: dict, word: str = "word", arrays: dict[str, np.ndarray] | None = None) \
-            -> "CaseEvidence":
-        from structperc.features.resources.storage import unpack_classes
-
-        if not isinstance(data, dict) or data.get("kind") != "case-evidence":
-            raise ValueError("not a table of capitalisation evidence")
-        return cls(unpack_classes(list(data["classes"]), arrays), word=word, resource=data.get("resource"))

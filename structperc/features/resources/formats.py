@@ -101,7 +101,7 @@ def read_log_probs(path: Path, min_log_prob: float | None = None) -> dict[str, f
             p = float(value)
         except ValueError:
             p = math.nan
-        if not p <= 0 or math.isinf(p) or value in (b"true", b"false"):
+        if not p <= 0 or math.isinf(p):  # NaN, a string, a list or true/false read as NaN above
             raise InputError(f"word {word!r}: a log probability must be a finite number <= 0, not "
                              f"{value.decode('utf-8', 'replace')}", path=str(path))
         if min_log_prob is None or p >= min_log_prob:

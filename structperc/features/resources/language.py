@@ -13,14 +13,14 @@ with one line saying what it has.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from structperc.errors import InputError
 from structperc.features.clusters import DEFAULT_COLUMNS as CLUSTER_COLUMNS
 from structperc.features.clusters import ClusterMap
-from structperc.features.resources.bands import BAND_COLUMN, MIN_BAND, WordBands
+from structperc.features.resources.bands import BAND_COLUMN, WordBands
+from structperc.features.resources.bands import MIN_LOG_PROB as BAND_MIN_LOG_PROB
 from structperc.features.resources.case_evidence import CASE_COLUMN, MIN_LOG_PROB, CaseEvidence
 from structperc.features.resources.lemmas import LEMMA_COLUMN, LemmaClasses
 from structperc.features.resources.registry import RESOURCES, Resource, languages, provenance, resource
@@ -38,8 +38,7 @@ def _clusters(r: Resource, word: str) -> ClusterMap:
 
 
 def _bands(r: Resource, word: str) -> WordBands:
-    # a band below MIN_BAND is never kept: its words are left out while reading
-    bands = WordBands.from_log_probs(r.read(min_log_prob=(MIN_BAND - 9.5) * math.log(10) - 1e-9), word=word)
+    bands = WordBands.from_log_probs(r.read(min_log_prob=BAND_MIN_LOG_PROB), word=word)  # the rest is below MIN_BAND
     bands.resource = {**provenance(r.name), "words": len(bands.bands)}
     return bands
 

@@ -100,16 +100,21 @@ class LemmaClasses:
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
-    def to_json(self) -> dict:
+    @functools.cached_property
+    def _packed(self) -> tuple[tuple[list[str], dict[str, np.ndarray]], tuple[list[str], dict[str, np.ndarray]]]:
+        """The lemmas' and the forms' tables as `pack_classes` stores them (once: the JSON and the arrays both
+        need them)."""
         from structperc.features.resources.storage import pack_classes
 
+        return pack_classes(self.lemmas), pack_classes(self.forms)
+
+    def to_json(self) -> dict:
+        (lemma_classes, _), (form_classes, _) = self._packed
         return {"kind": "lemma-classes", "resource": self.resource, "rules": self.rules,
-                "lemma_classes": pack_classes(self.lemmas)[0], "form_classes": pack_classes(self.forms)[0]}
+                "lemma_classes": lemma_classes, "form_classes": form_classes}
 
     def arrays(self) -> dict[str, np.ndarray]:
-        from structperc.features.resources.storage import pack_classes
-
-        lemmas, forms = pack_classes(self.lemmas)[1], pack_classes(self.forms)[1]
+        (_, lemmas), (_, forms) = self._packed
         return {**{f"lemmas_{k}": a for k, a in lemmas.items()}, **{f"forms_{k}": a for k, a in forms.items()}}
 
     @classmethod
