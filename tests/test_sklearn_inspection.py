@@ -12,7 +12,6 @@ on the same predictions.
 """
 from __future__ import annotations
 
-import gzip
 import pickle
 import warnings
 
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 import sklearn_crfsuite  # the reference
 from sklearn_crfsuite import metrics as crf_metrics
-from testkit import SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import SAMPLE_TEST, SAMPLE_TRAIN, first_sentences
 
 from structperc.features.attributes import AttributeIndex, item_attributes
 from structperc.sklearn import StructuredPerceptron
@@ -28,18 +27,9 @@ from structperc.sklearn import metrics as sp_metrics
 
 
 def read(path, n):
-    sents, cur = [], []
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            cols = line.split()
-            if cols:
-                cur.append(cols)
-            elif cur:
-                sents.append(cur)
-                cur = []
-            if len(sents) == n:
-                break
-    return sents
+    """The first ``n`` sentences of a gzipped CoNLL sample, as rows of columns."""
+    blocks = first_sentences(path, n).strip("\n").split("\n\n")
+    return [[line.split() for line in block.split("\n")] for block in blocks]
 
 
 def word2features(sent, i):

@@ -33,7 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-# A sibling script (Python puts this folder first on the path when a script here runs): the EWT reader.
+# Sibling scripts (Python puts this folder first on the path when a script here runs): the CoNLL and EWT readers.
+from bench_partial import read_sentences
 from bench_tokenizer import read_ewt
 
 CORPORA = Path(__file__).resolve().parents[2].parent / "shared" / "corpora"
@@ -182,7 +183,7 @@ def part_chunk(args) -> None:
     import structperc
     from structperc.metrics import span_f1
 
-    rows = [s for s in _plain_sentences(CORPORA / "conll2000" / "test.txt")]
+    rows = read_sentences(CORPORA / "conll2000" / "test.txt")
     words = [[r[0] for r in s] for s in rows]
     gold = [[r[-1] for r in s] for s in rows]
     tagger = structperc.load(args.chunk)
@@ -203,19 +204,6 @@ def _conllu_sentences(path: Path) -> list[list[tuple[str, str]]]:
             f = line.split("\t")
             if f[0].isdigit():
                 cur.append((f[1], f[4]))
-    if cur:
-        out.append(cur)
-    return out
-
-
-def _plain_sentences(path: Path) -> list[list[list[str]]]:
-    out, cur = [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            cur.append(line.split())
-        elif cur:
-            out.append(cur)
-            cur = []
     if cur:
         out.append(cur)
     return out

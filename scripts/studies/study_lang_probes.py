@@ -45,12 +45,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from heldout import CORPORA, estimator  # noqa: E402
 from study_lang import FAMILY  # noqa: E402
 
+from structperc.features.resources.case_evidence import case_class  # noqa: E402
+from structperc.features.templates import CASE_LINES as TEMPLATE_CASE_LINES  # noqa: E402
 from structperc.features.templates import (  # noqa: E402
     CLUSTER_WINDOW,
     LEMMA_LINES,
@@ -81,15 +84,11 @@ def with_en_clusters(src: Path, out: Path) -> Path:
     from structperc.features.resources.registry import resource
 
     paths = resource("en-clusters").read()
-    with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
-        for line in f:
-            parts = line.split()
-            if not parts:
-                g.write("\n")
-                continue
-            p = None if parts[0] == "-DOCSTART-" else paths.get(parts[0], paths.get(parts[0].lower()))
-            g.write(" ".join(parts[:-1] + [p[:n] if p else "<unk>" for n in (4, 6, 10, 20)] + parts[-1:]) + "\n")
-    return out
+
+    def prefixes(w: str) -> list[str]:
+        p = None if w == "-DOCSTART-" else paths.get(w, paths.get(w.lower()))
+        return [p[:n] if p else "<unk>" for n in (4, 6, 10, 20)]
+    return with_columns(src, out, prefixes)
 
 
 def with_xpos(src: Path, out: Path) -> Path:
@@ -103,9 +102,9 @@ def with_xpos(src: Path, out: Path) -> Path:
     return out
 
 
-#: The bounds (natural-log units) between the classes of `case_class`.
-CASE_BOUNDS = ((-3, "L3"), (-1.5, "L2"), (-0.5, "L1"), (0.5, "eq"), (1.5, "T1"), (3, "T2"))
-CASE_LINES = ["{c}[0]", "{c}[0]|istitle(w[0])", "{c}[-1]", "{c}[1]"]
+#: The product's capitalisation lines (`structperc.features.templates.CASE_LINES`), over the column ``{c}`` a probe
+#: writes.
+CASE_LINES = [line.replace("cap[", "{c}[") for line in TEMPLATE_CASE_LINES]
 #: The POS probes of capitalisation evidence: their lines and the table's floor (None: every word).
 POS_CASE = {"pos-case-evidence": (CASE_LINES, None), "pos-case-centre": (CASE_LINES[:2], None),
             "pos-case-trans": (CASE_LINES + ["y[-1]|y[0]|{c}[0]"], None),
@@ -113,44 +112,31 @@ POS_CASE = {"pos-case-evidence": (CASE_LINES, None), "pos-case-centre": (CASE_LI
             "pos-case-floor18": (CASE_LINES, -18.0), "pos-case-floor16": (CASE_LINES, -16.1)}
 
 
-def case_class(word: str, log_probs: dict[str, float]) -> str:
-    """How ``word``'s capitalisation compares with its other spelling in ``log_probs`` (see the docstring)."""
-    low = word.lower()
-    if word == low:
-        other = word[:1].upper() + word[1:]
-        if other == word:
-            return "na"
-        a, b, mark = log_probs.get(other), log_probs.get(low), "l"
-    else:
-        a, b, mark = log_probs.get(word), log_probs.get(low), "c"
-    if a is None or b is None:
-        return mark + ("unk" if a is None and b is None else "lowonly" if a is None else "caponly")
-    return mark + next((name for bound, name in CASE_BOUNDS if a - b < bound), "T3")
-
-
-def with_case_evidence(src: Path, out: Path, lang: str, floor: float | None = None) -> Path:
-    """``src`` with `case_class` in a column of its own: CoNLL-U's MISC, or a column before a CoNLL tag;
-    ``floor``: the words of a lower log probability are left out of the table."""
-    from structperc.features.resources.registry import resource
-
-    log_probs = {w: p for w, p in resource(f"{lang}-probabilities").read().items() if floor is None or p >= floor}
+def with_columns(src: Path, out: Path, values: Callable[[str], list[str]]) -> Path:
+    """``src`` with ``values(word)`` for each token: in CoNLL-U's MISC (one value), or as columns before a CoNLL
+    file's tag."""
     conllu = src.suffix == ".conllu"
     with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
         for line in f:
             if conllu:
                 cols = line.rstrip("\n").split("\t")
                 if len(cols) == 10 and not line.startswith("#"):
-                    cols[9] = case_class(cols[1], log_probs)
+                    (cols[9],) = values(cols[1])
                     line = "\t".join(cols) + "\n"
                 g.write(line)
                 continue
             parts = line.split()
-            if not parts:
-                g.write("\n")
-                continue
-            c = "na" if parts[0] == "-DOCSTART-" else case_class(parts[0], log_probs)
-            g.write(" ".join(parts[:-1] + [c] + parts[-1:]) + "\n")
+            g.write(" ".join(parts[:-1] + values(parts[0]) + parts[-1:]) + "\n" if parts else "\n")
     return out
+
+
+def with_case_evidence(src: Path, out: Path, lang: str, floor: float | None = None) -> Path:
+    """``src`` with `case_class` in a column of its own (`with_columns`); ``floor``: the words of a lower log
+    probability are left out of the table."""
+    from structperc.features.resources.registry import resource
+
+    log_probs = resource(f"{lang}-probabilities").read(**({} if floor is None else {"min_log_prob": floor}))
+    return with_columns(src, out, lambda w: ["na" if w == "-DOCSTART-" else case_class(w, log_probs)])
 
 
 def with_geonames(src: Path, out: Path) -> Path:
@@ -187,14 +173,7 @@ def with_lookup_lemmas(src: Path, out: Path) -> Path:
 
     table = resource("en-lemmas").path().with_name("en_lemma_lookup.json.gz")
     lemmas = json.loads(gzip.open(table).read())
-    with open(src, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as g:
-        for line in f:
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) == 10 and not line.startswith("#"):
-                cols[9] = lemmas.get(cols[1], lemmas.get(cols[1].lower(), "="))
-                line = "\t".join(cols) + "\n"
-            g.write(line)
-    return out
+    return with_columns(src, out, lambda w: [lemmas.get(w, lemmas.get(w.lower(), "="))])
 
 
 def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
