@@ -28,6 +28,7 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.dictionary import FixedLearner, with_columns, word_columns
+from structperc.features.resources.storage import StoredClasses
 from structperc.io.corpus import Corpus
 from structperc.io.text import open_text_lines
 
@@ -65,10 +66,8 @@ class ClusterMap:
                 raise InputError(f"cluster path of {w!r} is not a bitstring: {bits!r}")
         if any(int(n) < 1 for n in prefixes):
             raise InputError(f"cluster prefix lengths must be positive: {list(prefixes)}")
-        self._paths: dict[str, str] | None = dict(paths)
-        #: a stored resource's words and their paths, until `paths` is first needed (`stored`)
-        self._table: tuple[list[str], list[str]] | None = None
-        self._table_passes = 0
+        #: word → path: a dictionary, or a model's stored table looked up as far as needed (`stored`)
+        self._stored = StoredClasses.of(paths)
         self.counts = dict(counts or {})
         self.word = word
         self.prefixes = tuple(int(n) for n in prefixes)
@@ -81,35 +80,25 @@ class ClusterMap:
         return tuple(f"{CLUSTER_COLUMN}{n}" for n in self.prefixes) + (CLUSTER_COLUMN,)
 
     @classmethod
-    def stored(cls, words: list[str], paths: list[str], *, word: str = "word",
-               prefixes: Sequence[int] = PREFIX_LENGTHS, resource: dict | None = None) -> "ClusterMap":
-        """A map of ``words[i]`` → ``paths[i]`` (a model's stored table) whose dictionary is built only when
-        needed: tagging once looks up a corpus's few thousand distinct words in one pass over the table
-        instead (`values`), where building the dictionary of a Spanish table took a tenth of a second."""
-        distinct = set(paths)
-        ClusterMap({p: p for p in distinct}, prefixes=prefixes)  # the same checks of the paths and prefixes
+    def stored(cls, table: StoredClasses, *, word: str = "word", prefixes: Sequence[int] = PREFIX_LENGTHS,
+               resource: dict | None = None, paths: Sequence[str] = ()) -> "ClusterMap":
+        """A map over a model's stored table (``paths``: its distinct paths, checked here) whose dictionary is
+        built only when needed: tagging once looks up a corpus's few thousand distinct words in one pass over
+        the table instead (`StoredClasses.lookup`), where building the dictionary of a Spanish table took a
+        tenth of a second."""
+        ClusterMap({p: p for p in paths}, prefixes=prefixes)  # the same checks of the paths and prefixes
         m = cls({}, word=word, prefixes=prefixes, resource=resource)
-        m._paths, m._table = None, (words, paths)
+        m._stored = table
         return m
 
     @property
     def paths(self) -> dict[str, str]:
         """Word → path."""
-        if self._paths is None:
-            assert self._table is not None
-            self._paths, self._table = dict(zip(*self._table)), None
-        return self._paths
+        return self._stored.table()
 
     def _found(self, words: list[str]) -> list[str | None]:
-        """`path` of each of ``words``: from the dictionary, or (a stored table's first lookup) from one pass
-        over the table, after which the dictionary is built for the next."""
-        if self._table is None:
-            return [self.path(w) for w in words]
-        needed = set(words) | {w.lower() for w in words}
-        hit = {w: p for w, p in zip(*self._table) if w in needed}
-        self._table_passes += 1
-        if self._table_passes > 1:  # looked up again (training folds, streamed input): build the dictionary
-            self.paths  # noqa: B018
+        """`path` of each of ``words``."""
+        hit = self._stored.lookup([*words, *(w.lower() for w in words)])
         found = []
         for w in words:
             p = hit.get(w)
@@ -162,9 +151,7 @@ class ClusterMap:
         nothing for a map read from a file."""
         if self.resource is None:
             return {}
-        from structperc.features.resources.storage import pack_classes
-
-        return pack_classes(self.paths)[1]
+        return self._stored.packed()[1]
 
     @classmethod
     def from_json(cls, data: dict, word: str = "word", arrays: dict[str, np.ndarray] | None = None) -> "ClusterMap":
@@ -172,11 +159,8 @@ class ClusterMap:
         if not isinstance(data, dict) or data.get("kind") != "brown":
             raise ValueError("not a Brown cluster map")
         if data.get("stored") == "arrays":
-            from structperc.features.resources.storage import unpack_class_lists
-
-            stored_words, stored_paths = unpack_class_lists(list(data["paths"]), arrays)
-            return cls.stored(stored_words, stored_paths, word=word, prefixes=data["prefixes"],
-                              resource=data["resource"])
+            return cls.stored(StoredClasses(list(data["paths"]), arrays), word=word, prefixes=data["prefixes"],
+                              resource=data["resource"], paths=data["paths"])
         paths = {w: bits for bits, words in data["paths"].items() for w in words}
         return cls(paths, word=word, prefixes=data["prefixes"])
 

@@ -113,13 +113,16 @@ def _choices(values: tuple) -> str:
 class Option:
     """One training option: its Python name (None: the sklearn face's alone), its command-line flag (None:
     not on the command line), its sklearn face name (None: not there), and the values it takes (None:
-    checked by the task preset or by the rules). ``none``: None means "the default" and is accepted."""
+    checked by the task preset or by the rules). ``none``: None means "the default" and is accepted.
+    ``default``: the value a run uses when the option is not given (None: the task preset, the model or the
+    data decides), the command line's default and `Tagger`'s (a test holds the faces to it)."""
 
     name: str | None
     flag: str | None = None
     sklearn: str | None = None
     values: Integer | Number | OneOf | Seeds | None = None
     none: bool = True
+    default: Any = None
 
     def key(self, face: str) -> str | None:
         return self.sklearn if face == SKLEARN else self.name
@@ -141,24 +144,25 @@ class Option:
 
 _OPTIONS = (
     Option("epochs", "--epochs", "max_iterations", Integer(1)),
-    Option("min_count", "--min-count", None, Integer(1)),
-    Option("folds", None, None, Integer(1)),
-    Option("seed", "--seed", "random_state", Integer(0), none=False),
-    Option("feature_set", "--feature-set", None, OneOf(FEATURE_SETS, _choices(FEATURE_SETS))),
-    Option("step", "--step", None, OneOf(STEPS, _choices(STEPS))),
-    Option("margin", "--margin", None, Number(0.0, expects="a finite number >= 0")),
+    Option("min_count", "--min-count", None, Integer(1), default=1),
+    Option("folds", None, None, Integer(1), default=10),
+    Option("seed", "--seed", "random_state", Integer(0), none=False, default=0),
+    Option("feature_set", "--feature-set", None, OneOf(FEATURE_SETS, _choices(FEATURE_SETS)), default="all"),
+    Option("step", "--step", None, OneOf(STEPS, _choices(STEPS)), default="perceptron"),
+    Option("margin", "--margin", None, Number(0.0, expects="a finite number >= 0"), default=0.0),
     Option("C", "--pa-c", None, Number(0.0, low_open=True, expects="a finite number > 0 (the passive-aggressive "
-                                                                  "step's bound)")),
-    Option("order", "--order", None, OneOf((1, 2), "1 or 2 (the Markov order of the transitions)")),
-    Option("dev_split", "--dev-split", None, Number(0.0, 1.0, expects="in [0, 1)"), none=False),
-    Option("workers", "--workers", None, Integer(1)),
+                                                                  "step's bound)"), default=1.0),
+    Option("order", "--order", None, OneOf((1, 2), "1 or 2 (the Markov order of the transitions)"), default=1),
+    Option("dev_split", "--dev-split", None, Number(0.0, 1.0, expects="in [0, 1)"), none=False, default=0.0),
+    Option("workers", "--workers", None, Integer(1), default=1),
     Option("mixing", "--mixing", None, OneOf(MIXINGS, _choices(MIXINGS))),
     Option("seeds", None, None, Seeds(), none=False),
     Option("seed_average"),  # a seed-averaging run whose seeds are checked already (`member_weights`)
     # declared for their labels; their values are the task preset's, the rules' or a path's
     Option("task", "--task"), Option("scheme", "--scheme"), Option("encoding", "--encoding"),
     Option("columns", "--columns"), Option("tag_column", "--tag-column"), Option("template", "--template"),
-    Option("dev", "--dev"), Option("two_stage", "--two-stage"), Option("tag_dictionary", "--tag-dictionary"),
+    Option("dev", "--dev"), Option("two_stage", "--two-stage", default=False),
+    Option("tag_dictionary", "--tag-dictionary", default=False),
     Option("lexicon", "--lexicon"), Option("raw", "--raw"), Option("clusters", "--clusters"), Option("lang", "--lang"),
     Option("checkpoint_dir", "--checkpoint-dir"), Option("resume", "--resume"),
     Option("keep_checkpoint", "--keep-checkpoint"), Option("init_model", "--init-model"),
@@ -174,6 +178,8 @@ _OPTIONS = (
 )
 #: Every option by its Python name (the sklearn face's own by ``sklearn:NAME``).
 OPTIONS: dict[str, Option] = {o.name or f"sklearn:{o.sklearn}": o for o in _OPTIONS}
+#: The value of each option that has one when it is not given (`Option.default`).
+DEFAULTS: dict[str, Any] = {o.name: o.default for o in _OPTIONS if o.name and o.default is not None}
 
 
 def label(name: str) -> str:
@@ -253,18 +259,17 @@ def _whole_corpus(g: Given) -> str | None:
     return None
 
 
-#: What a saved model fixes, with the value that means "not given" on the command line: continued training
-#: (`Tagger.partial_fit`) keeps the model's own, so a value given with ``--init-model`` would be ignored.
-_MODEL_SETTINGS = {"columns": None, "tag_column": None, "template": None, "scheme": None, "encoding": None,
-                   "dev_split": 0.0, "min_count": 1, "seed": 0, "feature_set": "all", "step": None, "margin": None,
-                   "C": None, "tag_dictionary": None}
+#: What a saved model fixes: continued training (`Tagger.partial_fit`) keeps the model's own, so a value given
+#: with ``--init-model`` would be ignored (not given: None or the option's `Option.default`).
+_MODEL_SETTINGS = ("columns", "tag_column", "template", "scheme", "encoding", "dev_split", "min_count", "seed",
+                   "feature_set", "step", "margin", "C", "tag_dictionary")
 
 
 def _model_settings(g: Given) -> list[str]:
     """The options given with ``init_model`` that the continued model would not use (its own are kept)."""
     if not g.get("init_model"):
         return []
-    return [spelled(name) for name, unset in _MODEL_SETTINGS.items() if g.get(name, unset) not in (unset, None)]
+    return [spelled(name) for name in _MODEL_SETTINGS if g.get(name) not in (None, OPTIONS[name].default)]
 
 
 #: Columns of dictionaries learnt from the training data (their jackknife needs every sentence at once).

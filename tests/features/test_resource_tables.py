@@ -27,7 +27,13 @@ from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.resources.bands import MIN_BAND, UNKNOWN, WordBands, zipf_band
 from structperc.features.resources.lemmas import NONE, LemmaClasses
-from structperc.features.resources.storage import pack_classes, pack_words, unpack_classes, unpack_words
+from structperc.features.resources.storage import (
+    StoredClasses,
+    pack_classes,
+    pack_words,
+    unpack_classes,
+    unpack_words,
+)
 from structperc.io.corpus import Corpus
 
 needs_lookups = pytest.mark.skipif(importlib.util.find_spec("spacy_lookups_data") is None,
@@ -336,6 +342,47 @@ def test_unpack_classes_refuses_mismatches():
     # well-formed counts of another split put the words on other classes
     assert unpack_classes(classes, {**arrays, "counts": np.array([2, 1, 1], np.int32)}) == \
         {"a": "x", "b": "x", "c": "y", "d": "z"}
+
+
+# -- StoredClasses: a stored table looked up without its dictionary ------------------------------
+
+@given(st.dictionaries(no_newline, st.sampled_from(["0", "01", "1101"]), max_size=40),
+       st.lists(no_newline, max_size=20), st.data())
+@settings(max_examples=200, deadline=None)
+def test_stored_lookups_agree_with_the_table(table, others, data):
+    classes, arrays = pack_classes(table)
+    queries = data.draw(st.lists(st.sampled_from(sorted(table) or [""]), max_size=20)) + others
+    expected = {w: table[w] for w in queries if w in table}
+    stored = StoredClasses(classes, arrays)
+    assert stored.lookup(queries) == expected   # the first lookup: one pass over the stored words
+    assert stored._table is None
+    assert stored.lookup(queries) == expected   # the second builds the dictionary
+    assert stored._table == table
+    assert StoredClasses.of(table).lookup(queries) == expected
+
+
+def test_stored_tables_are_written_as_read():
+    table = {"b": "x", "a": "y", "c": "x"}
+    classes, arrays = pack_classes(table)
+    stored = StoredClasses(classes, arrays)
+    again_classes, again = stored.packed()
+    assert again_classes == classes and again["words"] is arrays["words"] and again["counts"] is arrays["counts"]
+    assert stored._table is None  # writing a loaded model does not unpack its tables
+    made_classes, made = StoredClasses.of(table).packed()
+    assert made_classes == classes and np.array_equal(made["words"], arrays["words"])
+
+
+def test_stored_tables_refuse_damage_when_read_and_a_word_listed_twice_when_met():
+    classes, arrays = pack_classes({"a": "x", "b": "y", "c": "y", "d": "z"})
+    for bad in damaged_arrays(arrays):
+        with pytest.raises(ValueError):
+            StoredClasses(classes, bad)
+    twice = {"words": pack_words(["a", "a", "b"]), "counts": np.array([1, 2], np.int32)}
+    with pytest.raises(ValueError, match="twice"):
+        StoredClasses(["x", "y"], twice).lookup(["a"])
+    with pytest.raises(ValueError, match="twice"):
+        StoredClasses(["x", "y"], twice).table()
+    assert StoredClasses(["x", "y"], twice).lookup(["b"]) == {"b": "y"}  # a pass that never meets it
 
 
 # -- read_lemma_tables ----------------------------------------------------------------------------

@@ -263,3 +263,25 @@ def test_usage_errors_keep_status_2(placed, tmp_path):
     args = ["train", "--train", placed["TRAIN"], "--model", str(tmp_path / "m"), "-q"]
     assert CliRunner().invoke(main, args + ["--lexicon", placed["TRAIN"]]).exit_code == 2
     assert CliRunner().invoke(main, args + ["--add-labels"]).exit_code == 1
+
+
+def test_every_face_defaults_as_the_options_table():
+    """An option's default lives in `options.OPTIONS` (`Option.default`: what ``--init-model`` treats as "not
+    given"); the command line, `Tagger` and `Segmenter` spell theirs in their signatures and must agree."""
+    import inspect
+
+    from structperc.cli.training import train
+
+    cli = {p.name: p.default for p in train.params}
+    checked = 0
+    for name, default in options.DEFAULTS.items():
+        for face in (Tagger, Segmenter):
+            param = inspect.signature(face.__init__).parameters.get(name)
+            if param is not None:
+                assert param.default == default, (face.__name__, name)
+                checked += 1
+        if cli.get(name) is not None:  # None: "not given", the run uses the default
+            assert cli[name] == default, ("--" + name, cli[name], default)
+            checked += 1
+    assert checked >= 20 and {"seed", "min_count", "dev_split", "feature_set", "step", "margin", "C"} <= set(
+        options.DEFAULTS)

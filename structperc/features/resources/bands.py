@@ -12,6 +12,7 @@ with the resource's provenance.
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 from structperc.features.resources.word_classes import WordClasses
 
@@ -53,9 +54,10 @@ class WordBands(WordClasses):
         """Word → band (the table)."""
         return self.classes
 
-    def value(self, word: str) -> str:
-        hit = self.classes.get(word)
-        return hit if hit is not None else self.classes.get(word.lower(), UNKNOWN)
+    def value(self, word: str, table: Mapping[str, str] | None = None) -> str:
+        classes = self.classes if table is None else table
+        hit = classes.get(word)
+        return hit if hit is not None else classes.get(word.lower(), UNKNOWN)
 
     band = value
 

@@ -21,6 +21,8 @@ resource's provenance.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 from structperc.features.resources.word_classes import WordClasses
 
 CASE_COLUMN = "cap"
@@ -78,13 +80,14 @@ class CaseEvidence(WordClasses):
                 classes[low] = one.setdefault(c, c)
         return cls(classes, word=word, resource=resource)
 
-    def value(self, word: str) -> str:
+    def value(self, word: str, table: Mapping[str, str] | None = None) -> str:
         """The ``cap`` class of ``word``."""
-        hit = self.classes.get(word)
+        classes = self.classes if table is None else table
+        hit = classes.get(word)
         if hit is not None:
             return hit
         low = word.lower()
         if word == low:
             return CASELESS if word[:1].upper() + word[1:] == word else "lunk"
-        lower = self.classes.get(low)  # a word of the table, unless stored for its capitalised form only
+        lower = classes.get(low)  # a word of the table, unless stored for its capitalised form only
         return "clowonly" if lower is not None and lower != "lcaponly" else "cunk"

@@ -9,12 +9,12 @@ resource's provenance, packed once however often the model is written.
 from __future__ import annotations
 
 import abc
-import functools
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Mapping, TypeVar
 
 import numpy as np
 
 from structperc.features.dictionary import with_columns, word_columns
+from structperc.features.resources.storage import StoredClasses
 from structperc.io.corpus import Corpus
 
 T = TypeVar("T", bound="WordClasses")
@@ -24,38 +24,45 @@ class WordClasses(abc.ABC):
     """Word → class, writing the column `column` of column ``word``; a
     `structperc.features.dictionary.ColumnDictionary`. A subclass names its column, its JSON ``kind``, the
     JSON key of its class list (`key`) and what it is (`what`, for errors), and says how a word finds its
-    class (`value`: the table's own lookup rules for words it does not hold)."""
+    class (`value`: the table's own lookup rules for words it does not hold, which read the word as written
+    and lowercased). A model's table stays as stored until a lookup needs it (`StoredClasses`)."""
 
     column: ClassVar[str]
     kind: ClassVar[str]
     key: ClassVar[str]
     what: ClassVar[str]
 
-    def __init__(self, classes: dict[str, str], *, word: str = "word", resource: dict | None = None):
-        self.classes = dict(classes)
+    def __init__(self, classes: dict[str, str] | StoredClasses, *, word: str = "word",
+                 resource: dict | None = None):
+        self._stored = classes if isinstance(classes, StoredClasses) else StoredClasses.of(classes)
         self.word = word
         self.resource = dict(resource) if resource else None
+
+    @property
+    def classes(self) -> dict[str, str]:
+        """Word → class, the whole table."""
+        return self._stored.table()
 
     @property
     def columns(self) -> tuple[str, ...]:
         return (self.column,)
 
     @abc.abstractmethod
-    def value(self, word: str) -> str:
-        """The class of ``word``."""
+    def value(self, word: str, table: Mapping[str, str] | None = None) -> str:
+        """The class of ``word`` (``table``: the part of `classes` holding ``word`` and its lowercase form)."""
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        return word_columns(corpus, self.word, {self.column: self.value})
+        distinct = corpus.factorize(self.word)[0]
+        table = self._stored.lookup([*distinct, *(w.lower() for w in distinct)])
+        return word_columns(corpus, self.word, {self.column: lambda w: self.value(w, table)})
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
-    @functools.cached_property
+    @property
     def _packed(self) -> tuple[list[str], dict[str, np.ndarray]]:
-        """The table as `pack_classes` stores it (computed once: the JSON and the arrays both need it)."""
-        from structperc.features.resources.storage import pack_classes
-
-        return pack_classes(self.classes)
+        """The table as `pack_classes` stores it (packed once: the JSON and the arrays both need it)."""
+        return self._stored.packed()
 
     def _json(self) -> dict:
         """The subclass's own fields of `to_json`."""
@@ -69,8 +76,6 @@ class WordClasses(abc.ABC):
 
     @classmethod
     def from_json(cls: type[T], data: dict, word: str = "word", arrays: dict[str, np.ndarray] | None = None) -> T:
-        from structperc.features.resources.storage import unpack_classes
-
         if not isinstance(data, dict) or data.get("kind") != cls.kind:
             raise ValueError(f"not a table of {cls.what}")
-        return cls(unpack_classes(list(data[cls.key]), arrays), word=word, resource=data.get("resource"))
+        return cls(StoredClasses(list(data[cls.key]), arrays), word=word, resource=data.get("resource"))
