@@ -27,7 +27,7 @@ from typing import IO, Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from structperc.errors import InputError
-from structperc.features.dictionary import FixedLearner, with_columns, word_columns
+from structperc.features.dictionary import FixedLearner, with_columns
 from structperc.features.resources.storage import StoredClasses
 from structperc.io.corpus import Corpus
 from structperc.io.text import open_text_lines
@@ -116,18 +116,27 @@ class ClusterMap:
         return hit if hit is not None else self.paths.get(word.lower())
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        """One value per token for every column, as ``(distinct, codes)``; the lookups run once per
-        distinct word."""
-        distinct, _ = corpus.factorize(self.word)
-        paths = dict(zip(distinct, self._found(list(distinct))))
-
-        def prefix(n: int | None):
-            def lookup(w: str) -> str:
-                p = paths[w]
-                return UNKNOWN if p is None else p if n is None else p[:n]
-            return lookup
-        lengths = self.prefixes + (None,)
-        return word_columns(corpus, self.word, {name: prefix(n) for name, n in zip(self.columns, lengths)})
+        """One value per token for every column, as ``(distinct, codes)``, the values numbered in order of
+        first occurrence (as `structperc.features.dictionary.word_columns` numbers them). A word's path is
+        looked up once; the prefixes are taken of the few distinct paths, not of every word."""
+        distinct, codes = corpus.factorize(self.word)
+        found = self._found(list(distinct))
+        paths = sorted({p for p in found if p is not None})
+        index = {p: i for i, p in enumerate(paths)}
+        unknown = len(paths)
+        path_of = np.fromiter((unknown if p is None else index[p] for p in found), np.int64, len(found))
+        out = {}
+        for name, n in zip(self.columns, self.prefixes + (None,)):
+            values = list(dict.fromkeys([p if n is None else p[:n] for p in paths] + [UNKNOWN]))
+            position = {v: i for i, v in enumerate(values)}
+            of_path = np.fromiter((position[p if n is None else p[:n]] for p in paths), np.int64, len(paths))
+            per_word = np.append(of_path, position[UNKNOWN])[path_of]
+            seen, first = np.unique(per_word, return_index=True)
+            order = seen[np.argsort(first)]  # the values in order of first occurrence
+            renumber = np.empty(len(values), np.int64)
+            renumber[order] = np.arange(len(order))
+            out[name] = ([values[k] for k in order.tolist()], renumber[per_word][codes])
+        return out
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         """``corpus`` with the cluster columns (``values``, or the map's own)."""

@@ -7,11 +7,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from testkit import expanded
 
 from structperc.cli.clusters import clusters_command
 from structperc.errors import InputError
 from structperc.features.clusters import UNKNOWN, ClusterLearner, ClusterMap, learn_clusters, read_paths, write_paths
+from structperc.features.dictionary import word_columns
 from structperc.io.corpus import Corpus
 
 # "cat" and "dog" (and "sat"/"ran", "the"/"a") occur in the same contexts
@@ -63,6 +66,26 @@ def test_prefix_columns_by_hand():
     annotated = m.annotate(corpus)
     assert annotated.columns["clu4"] == values["clu4"] and annotated.columns["word"] == corpus.columns["word"]
     assert ClusterLearner(m).learn(None) is m and ClusterLearner(m).columns == m.columns
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "A", "c", "dd", "Dd", "e"]), st.text("01", min_size=1, max_size=6),
+                       max_size=7),
+       st.lists(st.lists(st.sampled_from(["a", "b", "A", "c", "dd", "Dd", "e", "f", "B"]), min_size=1, max_size=6),
+                max_size=5))
+@settings(max_examples=200, deadline=None)
+def test_prefix_columns_number_values_as_word_columns_does(paths, sentences):
+    """`ClusterMap.values` takes prefixes of distinct paths, not of every word: the same values and codes, numbered
+    in the same order of first occurrence (a model's vocabulary grows in that order), as one lookup per word."""
+    m = ClusterMap(paths, prefixes=(1, 2, 4))
+    corpus = Corpus.from_sentences(sentences)
+
+    def prefix(n):
+        return lambda w: UNKNOWN if m.path(w) is None else m.path(w) if n is None else m.path(w)[:n]
+    expected = word_columns(corpus, "word", {c: prefix(n) for c, n in zip(m.columns, (1, 2, 4, None))})
+    got = m.values(corpus)
+    for column in m.columns:
+        assert got[column][0] == expected[column][0]
+        assert got[column][1].tolist() == expected[column][1].tolist()
 
 
 @pytest.mark.parametrize("text, line", [("0110\tcat\t7\nxyz\tdog\t3\n", 2), ("0110 cat 7\n", 1),

@@ -94,6 +94,7 @@ class StoredClasses:
     dictionary (`table`) and uses it from then on. A table made in memory (training) is its dictionary
     from the start. The stored arrays are checked when read (their words inflate and their counts
     agree); a word listed twice is refused when the dictionary is built, and by a pass that meets it.
+    Threads may share one (the HTTP service): a race builds the dictionary twice, never a partial one.
     """
 
     def __init__(self, classes: list[str], arrays: dict[str, np.ndarray] | None):
@@ -120,7 +121,6 @@ class StoredClasses:
             if len(table) != len(words):
                 raise ValueError("the word table lists a word twice")
             self._table = table
-            del self._text
         return self._table
 
     def lookup(self, words: Iterable[str]) -> dict[str, str]:
