@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -532,10 +532,12 @@ class Segmenter(Tagger):
     def load(cls, path: str | os.PathLike) -> "Segmenter":
         return cls.from_model(schema.read(path), str(path))
 
-    def explain(self, text: str) -> dict:
+    def explain(self, text: str, *, forced: Mapping[int, str] | None = None,
+                allowed: Mapping[int, Iterable[str]] | None = None) -> dict:
         """Why the characters of ``text`` (one piece, no whitespace) get their B/M/E/S tags, as
         `Tagger.explain` says it of tokens (the model's decisions, before the atomic runs and the user's
-        words: `structperc.predict.explain`)."""
+        words: `structperc.predict.explain`); ``forced``/``allowed`` constrain characters' tags
+        ({position: "B"}) as `Tagger.explain`'s constrain tokens'."""
         from structperc.predict.explain import explain_text
 
-        return explain_text(self.model_, text)
+        return explain_text(self.model_, text, forced=forced, allowed=allowed)

@@ -7,7 +7,7 @@ import dataclasses
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -463,15 +463,25 @@ class Tagger(Assessment):
         return out
 
     # ------------------------------------------------------------------ inspection
-    def explain(self, sentence: Any) -> dict:
+    def explain(self, sentence: Any, *, forced: Mapping[int, str] | None = None,
+                allowed: Mapping[int, Iterable[str]] | None = None) -> dict:
         """Why one sentence (a list of tokens or of tuples, or any input `predict` reads holding one
         sentence) gets its tags: per token its ``label`` (``predict``'s), the ``features`` that fired
         for it as (name, weight) pairs, its ``transition`` weight from the previous label, the
         ``runner_up`` tag and its ``margin``; the path's ``score`` and ``end`` term, which the token
-        parts sum to exactly (`structperc.predict.explain`)."""
+        parts sum to exactly (`structperc.predict.explain`). ``forced`` ({position: tag}) and ``allowed``
+        ({position: tags}) constrain the sentence as they constrain ``predict``: the path explained is the
+        one ``predict`` gives under them, and a runner-up is a tag they allow."""
         from structperc.predict.explain import explain, one_sentence
 
-        return explain(self.model_, self._corpus(one_sentence(sentence), need_tags=False))
+        corpus = self._corpus(one_sentence(sentence), need_tags=False)
+        mask = None
+        if forced is not None or allowed is not None:
+            if len(corpus) != 1:
+                raise InputError(f"explain() takes one sentence, not {len(corpus)}")
+            mask = predict.constraint_mask(self.model_, corpus, forced=None if forced is None else [forced],
+                                           allowed=None if allowed is None else [allowed])
+        return explain(self.model_, corpus, mask)
 
     @property
     def state_features_(self) -> Any:

@@ -29,6 +29,8 @@ budget, models not refit; nothing reads a test file):
 * ``chunk-context``, ``ner-context``: the word with its neighbours' cluster prefixes (the ``clu6`` lines POS took
   with ``--lang``), NER with the levers on both sides;
 * ``chunk-two-stage``: as for POS;
+* ``chunk-updates``: the structured margin perceptron (``--margin 0.5``, ``1``) and passive-aggressive steps
+  (``--step pa``, ``--pa-c 1``, ``0.1``) instead of the perceptron's step;
 * ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
   −2…+2, as bigrams and with the file's POS; ``chunk-xpos-order2`` adds the lexicon's classes and ``--order 2``.
@@ -249,6 +251,9 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     if name == "chunk-two-stage":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 ("two-stage", run("chunk", CLUSTER_WINDOW, seed, {"two_stage": True}))]
+    if name == "chunk-updates":
+        return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
+                *((variant, run("chunk", CLUSTER_WINDOW, seed, params)) for variant, params in CHUNK_UPDATES.items())]
     if name in ("chunk-xpos", "chunk-xpos-order2"):
         train = tmp / "conll2000.xpos.txt"
         if not train.exists():
@@ -263,9 +268,15 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     raise ValueError(name)
 
 
+#: The other updates of `structperc.train.perceptron` tried on chunking with ``--lang``: the structured margin
+#: perceptron (cost-augmented decoding) and passive-aggressive steps (their study without resources, on NER and POS:
+#: `study_margin.py`).
+CHUNK_UPDATES = {"margin 0.5": {"margin": 0.5}, "margin 1": {"margin": 1.0}, "pa, C 1": {"step": "pa"},
+                 "pa, C 0.1": {"step": "pa", "C": 0.1}}
+
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
           "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-context", "chunk-context",
-          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2"]
+          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates"]
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ in float32, so at a tie (averaged weights make some) it may be a hair below 0 (â
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -55,15 +55,20 @@ def one_sentence(sentence: Any) -> Any:
     return sentence
 
 
-def explain_text(model: Model, text: str) -> dict:
+def explain_text(model: Model, text: str, *, forced: Mapping[int, str] | None = None,
+                 allowed: Mapping[int, Iterable[str]] | None = None) -> dict:
     """`explain` for a segmentation model: the characters of ``text`` (one piece: whitespace is a word
-    boundary `Segmenter.segment` decodes around, so a text with some is refused), BMES labels."""
+    boundary `Segmenter.segment` decodes around, so a text with some is refused), BMES labels;
+    ``forced``/``allowed``: as `constraint_mask` takes them, for this one piece."""
     if not isinstance(text, str):
         raise InputError(f"explain() takes a text (a string), not {type(text).__name__}")
     if any(c.isspace() for c in text):
         raise InputError("explain() takes one piece of text without whitespace (segmentation decodes "
                          "the pieces between whitespace apart)")
-    return explain(model, char_corpus([text]))
+    corpus = char_corpus([text])
+    mask = None if forced is None and allowed is None else constraint_mask(
+        model, corpus, forced=None if forced is None else [forced], allowed=None if allowed is None else [allowed])
+    return explain(model, corpus, mask)
 
 
 def explain(model: Model, corpus: Corpus, allowed: np.ndarray | None = None) -> dict:

@@ -21,7 +21,7 @@ from structperc.io.corpus import Corpus
 from structperc.io.segmented import char_corpus
 from structperc.model.state_weights import StateWeights
 from structperc.model.weights import Weights, with_zero_row
-from structperc.predict import featurize
+from structperc.predict import constraint_mask, featurize
 from structperc.predict.explain import explain
 from structperc.segmenter import Segmenter
 
@@ -288,3 +288,36 @@ def test_segmenter_explains_characters(text):
     assert naive_sum(e) == e["score"]
     with pytest.raises(InputError, match="whitespace"):
         seg.explain("上海 体育局")
+
+
+def test_forced_and_allowed_tags_explain_the_path_predict_gives_under_them():
+    # the hand case's paths of "a b": AA 3.875, AB 3.25, BB 1.5, BA .25
+    tagger = hand_model()
+    e = tagger.explain(["a", "b"], forced={1: "B"})
+    assert [t["label"] for t in e["tokens"]] == ["A", "B"] == tagger.predict([["a", "b"]], forced=[{1: "B"}])[0]
+    assert e["score"] == 3.25 and e["tokens"][1]["runner_up"] is None  # B is the only tag token 1 may take
+    assert e["tokens"][0]["runner_up"] == "B" and e["tokens"][0]["margin"] == 3.25 - 1.5
+    e = tagger.explain(["a", "b"], allowed={0: ["B"]})
+    assert [t["label"] for t in e["tokens"]] == ["B", "B"] and e["score"] == 1.5
+    assert (e["tokens"][1]["runner_up"], e["tokens"][1]["margin"]) == ("A", 1.5 - 0.25)
+    assert tagger.explain(["a", "b"], forced={}) == tagger.explain(["a", "b"])
+    with pytest.raises(InputError):
+        tagger.explain(["a", "b"], forced={0: "C"})   # not a tag of the model
+    with pytest.raises(InputError):
+        tagger.explain(["a", "b"], forced={5: "A"})   # past the sentence's end
+    with pytest.raises(InputError, match="one sentence"):
+        tagger.explain([["a"], ["b"]], forced={0: "A"})
+
+
+def test_segmenter_explains_forced_characters():
+    seg = segmenter()
+    text = "上海体育局"
+    free = [t["label"] for t in seg.explain(text)["tokens"]]
+    e = seg.explain(text, forced={0: "S"}, allowed={1: ["S", "B"]})
+    tags = [t["label"] for t in e["tokens"]]
+    assert tags[0] == "S" and tags[1] in ("S", "B") and naive_sum(e) == e["score"]
+    corpus = char_corpus([text])
+    mask = constraint_mask(seg.model_, corpus, forced=[{0: "S"}], allowed=[{1: ["S", "B"]}])
+    assert tags == seg.predict_corpus(corpus, mask)   # the path the decoder gives under the same constraints
+    assert e["tokens"][0]["runner_up"] is None   # forced: no other tag has a path
+    assert e["score"] <= seg.explain(text)["score"] and (tags != free or e["score"] == seg.explain(text)["score"])
