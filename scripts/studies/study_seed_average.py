@@ -2,6 +2,7 @@
 """Seed averaging (`structperc.ensemble.train_seed_average`) on held-out chunking.
 
     python scripts/studies/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
+    python scripts/studies/study_seed_average.py --lang en --seeds 3,4,5   # with the language resources
 
 Protocol (nothing is chosen on a test file): CoNLL-2000 train.txt split as ``--dev-split 0.1`` splits it
 (the seeded tenth held out, the same permutation as `structperc.train.run.fit`'s); each seed's tagger and the
@@ -40,9 +41,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--split-seed", type=int, default=0, help="seed of the held-out tenth")
+    ap.add_argument("--lang", help="train with the language's resources (--lang)")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    params = dict(task="chunk", columns=["word", "pos", "chunk"])
+    params = dict(task="chunk", columns=["word", "pos", "chunk"], **({"lang": args.lang} if args.lang else {}))
     with tempfile.TemporaryDirectory() as tmp:
         kept, held = write_split(CONLL / "train.txt", 0.1, args.split_seed, Path(tmp))
         singles = []
