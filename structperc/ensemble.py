@@ -56,7 +56,8 @@ def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
     learner = fitting.dictionary_learner(corpus, task, tagger.template_lines_, None, tagger.unknown_tag, clusters,
                                          resource_tables(tagger.dictionary_))
     corpus, _ = fitting.learnt_dictionary(corpus, learner, tagger.template_lines_, tagger.folds, tagger.seed)
-    index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count)
+    index, _, labels, data = training_instances(corpus, task, tagger.template_lines_, tagger.min_count,
+                                                tagger.unknown_tag)
     fitted = cast(FeatureIndex, tagger.features_)  # a Tagger's own fit (an AttributeIndex is sklearn's)
     same = labels.labels == tagger.labels_ and len(index.keys) == len(fitted.keys) and all(
         np.array_equal(a, b) for a, b in zip(index.keys, fitted.keys))
@@ -69,8 +70,9 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
                    epochs: Sequence[int]) -> Iterator[tuple[int, int, Weights]]:
     """Train one member per seed on ``tagger``'s training features and yield ``(seed, epoch,
     averaged weights)`` after each of the given epochs (one run per seed, continued epoch to epoch:
-    the weights after epoch e are those of an e-epoch run). For choosing the number of epochs and
-    of members on a development set."""
+    the weights after epoch e are those of an e-epoch run), with the tagger's update (``margin``, ``step``,
+    ``C``) and partial labels, as its own fit trained. For choosing the number of epochs and of members on a
+    development set."""
     tagger.weights_.check_first_order("seed-averaged members")  # the members are trained first-order
     validate({"seed_average": True, "two_stage": tagger.stage1_ is not None})
     data = _training_instances(tagger, X, y)
@@ -79,24 +81,27 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
         state = PerceptronState.fresh(tagger.features_, len(tagger.labels_), tagger.feature_set, data.feats.state,
                                       data.y)
         for e in sorted(epochs):
-            weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed)
+            weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed,
+                                          allowed=data.allowed, margin=tagger.margin, step=tagger.step, C=tagger.C)
             yield seed, e, weights
 
 
 def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2, 3),
-                       **params) -> Tagger:
+                       fit_params: dict[str, Any] | None = None, **params) -> Tagger:
     """A `Tagger` whose weights are the mean of ``len(seeds)`` taggers trained with these seeds.
 
     ``params`` are `Tagger`'s (``task``, ``template``, ``epochs``, …; not ``seed`` or ``dev``: the
-    number of epochs and of members are chosen beforehand on a development set). The first seed
-    fixes what a single tagger's seed fixes besides the order (the gazetteer folds) and is the seed
-    recorded in the model; the provenance lists all of them.
+    number of epochs and of members are chosen beforehand on a development set, or ``dev_split`` lets the
+    first seed pick the epochs on its held-out part, and every member trains that many); ``fit_params`` go
+    to the first member's ``fit`` (``callback``, ``progress``, a dataset's ``tokens``/``tags``). The first
+    seed fixes what a single tagger's seed fixes besides the order (the gazetteer folds) and is the seed
+    recorded in the model; the provenance lists all of them (``structperc train --seeds``).
     """
     if "seed" in params or "dev" in params:  # the signature's: seeds= stands for seed, and no dev set
         raise TypeError("train_seed_average takes seeds=…, and no dev set")
     seeds = [int(s) for s in seeds]
     validate({**params, "seeds": seeds})
-    tagger = Tagger(seed=seeds[0], **params).fit(X, y)
+    tagger = Tagger(seed=seeds[0], **params).fit(X, y, **(fit_params or {}))
     if len(seeds) > 1:
         epochs = tagger.provenance_["epochs"]
         members = [tagger.weights_] + [w for _, _, w in member_weights(tagger, X, y, seeds=seeds[1:],

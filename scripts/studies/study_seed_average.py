@@ -3,6 +3,7 @@
 
     python scripts/studies/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
     python scripts/studies/study_seed_average.py --lang en --seeds 3,4,5   # with the language resources
+    python scripts/studies/study_seed_average.py --lang en --margin 0.5    # members of the margin perceptron
 
 Protocol (nothing is chosen on a test file): CoNLL-2000 train.txt split as ``--dev-split 0.1`` splits it
 (the seeded tenth held out, the same permutation as `structperc.train.run.fit`'s); each seed's tagger and the
@@ -42,9 +43,11 @@ def main() -> None:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--split-seed", type=int, default=0, help="seed of the held-out tenth")
     ap.add_argument("--lang", help="train with the language's resources (--lang)")
+    ap.add_argument("--margin", type=float, default=0.0, help="the structured margin perceptron's margin (--margin)")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    params = dict(task="chunk", columns=["word", "pos", "chunk"], **({"lang": args.lang} if args.lang else {}))
+    params = dict(task="chunk", columns=["word", "pos", "chunk"], margin=args.margin,
+                  **({"lang": args.lang} if args.lang else {}))
     with tempfile.TemporaryDirectory() as tmp:
         kept, held = write_split(CONLL / "train.txt", 0.1, args.split_seed, Path(tmp))
         singles = []

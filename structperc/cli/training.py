@@ -140,11 +140,17 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--mixing", type=click.Choice(["uniform", "mistakes"]), default=None,
               help="With --workers N > 1: mix the shards' weights uniformly, or weighted by each shard's "
                    "mistakes in the epoch [default: uniform].")
+@click.option("--seeds", metavar="S1,S2,…", default=None, callback=lambda ctx, param, value: _seeds(value),
+              help="Seed averaging: train one model per seed on the same features and keep the mean of their weights "
+                   "(the first seed fixes what --seed fixes; --epochs, or the epochs the first seed picks on "
+                   "--dev-split, for every member). Opt-in: +0.2 F1 on CoNLL-2000's held-out tenth with --lang en "
+                   "(3 seeds), for three times the training time and twice the memory; first-order, one-stage "
+                   "taggers on one process.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, raw, checkpoint_dir, resume, init_model,
           add_labels, tokens_column, tags_column, tag_dictionary, unknown_tag, plot, workers, step, margin, C, order,
-          two_stage, clusters, lang, dask, read_on_workers, mixing, keep_checkpoint, quiet):
+          two_stage, clusters, lang, dask, read_on_workers, mixing, keep_checkpoint, seeds, quiet):
     """Train a tagger (or, with --task cws, a word segmenter) and save it to --model."""
     single_threaded_blas()
     from structperc import commands
@@ -165,7 +171,7 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
                              epochs=epochs, min_count=min_count, seed=seed, dev_split=dev_split,
                              feature_set=feature_set, tag_dictionary=tag_dictionary, unknown_tag=unknown_tag,
                              step=step, margin=margin, C=C, order=order, two_stage=two_stage, raw=raw,
-                             lang=lang)
+                             lang=lang, seeds=seeds)
     except OptionError as exc:
         if exc.usage:  # a flag of another trainer: a usage error, as click's own parsing reports one
             raise click.UsageError(exc.reason) from None
@@ -180,3 +186,11 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
                    f"{model.features_.n_state_attributes:,} attributes{extra})", err=True)
 
 
+def _seeds(value: str | None) -> list[int] | None:
+    """``--seeds 0,1,2`` as a list of integers (their rules: `structperc.train.options`)."""
+    if value is None:
+        return None
+    try:
+        return [int(v) for v in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers (e.g. 0,1,2)") from None

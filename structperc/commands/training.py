@@ -146,9 +146,15 @@ def _fit(train_path: str, task: str | None, dev_path: str | None, init_model: st
     from structperc.io.hf import is_dataset_spec
     from structperc.io.hf import load as load_dataset
 
-    model = Tagger(task=task or "chunk", **given)
     data, dev = (load_dataset(train_path), load_dataset(dev_path) if dev_path else None) \
         if is_dataset_spec(train_path) else (train_path, dev_path)
+    if given.get("seeds") is not None:  # seed averaging: its first seed stands for --seed (0 unless refused)
+        from structperc.ensemble import train_seed_average
+
+        given.pop("seed", None)
+        return train_seed_average(data, task=task or "chunk", fit_params=dict(
+            callback=callback, progress=progress, tokens=tokens_column, tags=tags_column, clusters=clusters), **given)
+    model = Tagger(task=task or "chunk", **given)
     return model.fit(data, dev=dev, callback=callback, progress=progress, checkpoint_dir=checkpoint_dir,
                      resume=resume, tokens=tokens_column, tags=tags_column, workers=workers, mixing=mixing,
                      clusters=clusters, dask=dask)

@@ -70,6 +70,7 @@ def model_info(path: str | os.PathLike) -> dict:
         "epochs": prov.get("epochs"),
         "best_epoch": prov.get("best_epoch"),
         "seed": prov.get("seed"),
+        "seeds": prov.get("seeds"),
         "dev_score": prov.get("dev_score"),
         "n_sentences": prov.get("n_sentences"),
         "n_tokens": prov.get("n_tokens"),
@@ -135,7 +136,10 @@ def format_info(d: dict) -> str:
                      f"{d['cws']['lexicon']:,} lexicon entries")
     trained = f"trained      by structperc {d['structperc_version']} on {d['date']}"
     lines.append(trained)
-    lines.append(f"epochs       {d['epochs']} (best {d['best_epoch']}), seed {d['seed']}"
+    seeds = d.get("seeds")
+    seed = f"the mean weights of seeds {', '.join(map(str, seeds))}" if isinstance(seeds, list) and len(seeds) > 1 \
+        else f"seed {d['seed']}"
+    lines.append(f"epochs       {d['epochs']} (best {d['best_epoch']}), {seed}"
                  + (f", dev score {d['dev_score']:.4f}" if isinstance(d.get("dev_score"), (int, float))
                     else ""))
     if d.get("n_sentences") is not None:

@@ -156,7 +156,7 @@ _OPTIONS = (
     Option("dev_split", "--dev-split", None, Number(0.0, 1.0, expects="in [0, 1)"), none=False, default=0.0),
     Option("workers", "--workers", None, Integer(1), default=1),
     Option("mixing", "--mixing", None, OneOf(MIXINGS, _choices(MIXINGS))),
-    Option("seeds", None, None, Seeds(), none=False),
+    Option("seeds", "--seeds", None, Seeds()),
     Option("seed_average"),  # a seed-averaging run whose seeds are checked already (`member_weights`)
     # declared for their labels; their values are the task preset's, the rules' or a path's
     Option("task", "--task"), Option("scheme", "--scheme"), Option("encoding", "--encoding"),
@@ -347,6 +347,13 @@ RULES: tuple[Rule, ...] = (
          "seed averaging trains first-order members: leave out order=2 (--order 2)"),
     Rule("seed_average_one_stage", lambda g: g.averages and g.two_stage,
          f"seed averaging trains one-stage members: leave out {spelled('two_stage')}"),
+    Rule("seed_average_alone", lambda g: g.averages and [spelled(name) for name, given in (
+        ("dev", g.get("dev")), ("task", g.get("task") == "cws" or g.segmenter), ("init_model", g.get("init_model")),
+        ("workers", g.get("workers", 1) != 1), ("dask", g.get("dask")), ("checkpoint_dir", g.checkpoints),
+        ("seed", g.get("seed", 0) != 0 and g.get("seeds") is not None)) if given],
+         lambda g, found: "seed averaging (seeds, --seeds) trains every member on one process for the same epochs "
+                          "(--epochs, or the first seed's pick on --dev-split), a new tagger from the first seed: "
+                          f"leave out {', '.join(found)}", usage=True),
     # the sklearn face's own, once the labels' scheme is known (``resolved``: "auto" read on the labels)
     Rule("sklearn_encoding_needs_spans", lambda g: g.get("encoding") is not None and g.get("resolved") is not None
          and not g.get("span"),

@@ -97,11 +97,17 @@ CASES = [
          cli=["--two-stage", "--checkpoint-dir", "CKPT"], commands={"two_stage": True, "checkpoint_dir": "CKPT"},
          tagger=({"two_stage": True}, {"checkpoint_dir": "CKPT"})),
     Case("two-stage seed averaging", "seed averaging trains one-stage members: leave out two_stage (--two-stage)",
+         cli=["--seeds", "0,1", "--two-stage"], commands={"seeds": [0, 1], "two_stage": True},
          seed_average={"two_stage": True}),
     Case("order 2 seed averaging", "seed averaging trains first-order members: leave out order=2 (--order 2)",
-         seed_average={"order": 2}),
+         cli=["--seeds", "0,1", "--order", "2"], commands={"seeds": [0, 1], "order": 2}, seed_average={"order": 2}),
     Case("repeated seeds", "seeds must be at least one non-negative integer, all distinct, got [1, 1]",
-         seed_average={"seeds": [1, 1]}),
+         cli=["--seeds", "1,1"], commands={"seeds": [1, 1]}, seed_average={"seeds": [1, 1]}),
+    Case("seed averaging with a dev file and workers", "seed averaging (seeds, --seeds) trains every member on one "
+         "process for the same epochs (--epochs, or the first seed's pick on --dev-split), a new tagger from the "
+         "first seed: leave out dev (--dev), workers (--workers)", cli=["--seeds", "0,1", "--dev", "TRAIN",
+                                                                       "--workers", "2"],
+         commands={"seeds": [0, 1], "dev_path": "TRAIN", "workers": 2}),
     Case("span task with scheme bmes", "span tasks need a span scheme (data: 'bmes', model: 'iobes'; known: iob1, "
          "iob2, iobes, bilou)", cli=["--scheme", "bmes"], commands={"scheme": "bmes"},
          tagger=({"scheme": "bmes"}, {}), seed_average={"scheme": "bmes"}),
@@ -285,3 +291,20 @@ def test_every_face_defaults_as_the_options_table():
             checked += 1
     assert checked >= 20 and {"seed", "min_count", "dev_split", "feature_set", "step", "margin", "C"} <= set(
         options.DEFAULTS)
+
+
+
+def test_seeds_on_the_command_line_train_the_library_s_seed_average(files, tmp_path):
+    """``structperc train --seeds 0,1`` saves `train_seed_average`'s model: the members' mean, its seeds in the
+    provenance and in ``info``."""
+    from structperc.model.info import format_info, model_info
+
+    model = tmp_path / "avg"
+    result = CliRunner().invoke(main, ["train", "--train", files["TRAIN"], "--model", str(model), "-q",
+                                       "--columns", ",".join(COLUMNS), "--epochs", "2", "--seeds", "0,1"])
+    assert result.exit_code == 0, result.output
+    saved = Tagger.load(model)
+    expected = train_seed_average(files["TRAIN"], seeds=[0, 1], columns=COLUMNS, epochs=2)
+    assert saved.provenance_["seeds"] == [0, 1]
+    assert (saved.weights_.state == expected.weights_.state).all()
+    assert "the mean weights of seeds 0, 1" in format_info(model_info(model))

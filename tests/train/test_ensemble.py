@@ -71,6 +71,23 @@ def test_members_are_the_taggers_of_their_seeds_and_the_model_their_mean(tmp_pat
     assert loaded.predict(WORDS) == avg.predict(WORDS)
 
 
+@pytest.mark.parametrize("update", [{"margin": 0.5}, {"step": "pa", "C": 0.5}, {"unknown": True}])
+def test_members_train_as_their_tagger_does(update):
+    """A member is the tagger of its seed with the tagger's update (the margin perceptron, passive-aggressive
+    steps) and its partial labels (unknown tags filled by the trainer, never learnt as given): members once
+    trained with the plain perceptron on every tag as written."""
+    kw = dict(KW, template=["w[0]", "lower(w[-1])", "shortshape(w[0])", "bias"])
+    tags = TAGS
+    if update.pop("unknown", False):
+        tags = [[("?" if (i + j) % 3 == 0 else t) for j, t in enumerate(s)] for i, s in enumerate(TAGS)]
+    base = Tagger.train(WORDS, tags, seed=0, **kw, **update)
+    members = {s: w for s, _, w in member_weights(base, WORDS, tags, seeds=[0, 1], epochs=[4])}
+    for s in (0, 1):
+        alone = Tagger.train(WORDS, tags, seed=s, **kw, **update)
+        assert np.array_equal(members[s].state, alone.weights_.state)
+        assert np.array_equal(members[s].trans, alone.weights_.trans)
+
+
 def test_member_weights_continue_epoch_to_epoch():
     base = Tagger.train(WORDS, TAGS, seed=0, **KW)      # the ner preset: gazetteer folds from seed 0
     got = list(member_weights(base, WORDS, TAGS, seeds=[5], epochs=[3, 1]))
