@@ -19,6 +19,7 @@ Usage::
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
@@ -80,10 +81,16 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     for seed in seeds:
         state = PerceptronState.fresh(tagger.features_, len(tagger.labels_), tagger.feature_set, data.feats.state,
                                       data.y)
-        for e in sorted(epochs):
+        order = sorted(epochs)
+        for e in order:
+            last = e == order[-1]  # the run ends here: average in place and free the sums before yielding
             weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed,
-                                          allowed=data.allowed, margin=tagger.margin, step=tagger.step, C=tagger.C)
+                                          allowed=data.allowed, margin=tagger.margin, step=tagger.step, C=tagger.C,
+                                          consume=last)
+            if last:
+                del state
             yield seed, e, weights
+            del weights  # the caller keeps what it needs
 
 
 def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2, 3),
@@ -104,8 +111,8 @@ def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2
     tagger = Tagger(seed=seeds[0], **params).fit(X, y, **(fit_params or {}))
     if len(seeds) > 1:
         epochs = tagger.provenance_["epochs"]
-        members = [tagger.weights_] + [w for _, _, w in member_weights(tagger, X, y, seeds=seeds[1:],
-                                                                       epochs=[epochs])]
-        tagger.weights_ = average_weights(members)
+        members = itertools.chain([tagger.weights_], (w for _, _, w in member_weights(tagger, X, y, seeds=seeds[1:],
+                                                                                      epochs=[epochs])))
+        tagger.weights_ = average_weights(members)  # summed as they come: one member at a time in memory
     tagger.provenance_["seeds"] = seeds
     return tagger

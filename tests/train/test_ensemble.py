@@ -5,6 +5,8 @@ import importlib.util
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structperc import Tagger
 from structperc.ensemble import average_weights, member_weights, train_seed_average
@@ -42,6 +44,45 @@ def test_average_weights_is_the_elementwise_mean():
     odd = Weights(np.zeros((5, 2), np.float32), odd.trans, odd.cond, odd.mask, odd.end)
     with pytest.raises(ValueError, match="same features"):
         average_weights(_weights(1.0) + [odd])
+
+
+def _reference_mean(members: list[Weights]) -> Weights:
+    """The mean as a list of members gives it (every member held at once): the streamed sum must equal it."""
+    from structperc.model.state_weights import StateWeights
+
+    def mean(arrays):
+        out = np.zeros(arrays[0].shape, dtype=np.float64)
+        for a in arrays:
+            out += a
+        return (out / len(arrays)).astype(np.float32)
+    first = members[0]
+    if all(w.sparse.same_pairs(first.sparse) for w in members):
+        state = first.sparse.with_values(mean([w.sparse.values for w in members]))
+    else:
+        state = StateWeights.from_dense(mean([w.sparse.to_dense() for w in members]))
+    return Weights(state, mean([w.trans for w in members]), mean([w.cond for w in members]), first.mask, first.end)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5), st.integers(0, 2 ** 32 - 1), st.booleans())
+def test_the_streamed_mean_is_the_mean_of_the_members_held_at_once(n, seed, pruned):
+    """`average_weights` sums the members as an iterator yields them (seed averaging keeps one sum in memory):
+    the same float32 weights as summing every member at once, also when some members dropped their zero
+    weights (other pairs: the sum turns dense)."""
+    rng = np.random.default_rng(seed)
+    A, L, AT = 6, 3, 2
+    members = []
+    for i in range(n):
+        dense = rng.standard_normal((A + 1, L)).astype(np.float32) * (rng.random((A + 1, L)) < 0.6)
+        dense[-1] = 0
+        w = Weights(dense, rng.standard_normal((L + 1, L)).astype(np.float32),
+                    rng.standard_normal((AT + 1, L + 1, L)).astype(np.float32), np.zeros((L + 1, L)), np.zeros(L))
+        if pruned and i % 2:
+            w = Weights(w.sparse.nonzero(), w.trans, w.cond, w.mask, w.end)
+        members.append(w)
+    got, expected = average_weights(iter(members)), _reference_mean(members)
+    assert np.array_equal(got.state, expected.state)
+    assert np.array_equal(got.trans, expected.trans) and np.array_equal(got.cond, expected.cond)
 
 
 def test_one_seed_is_a_plain_tagger():
