@@ -31,12 +31,13 @@ from structperc.features.instances import Instances, training_instances
 from structperc.features.task import masks
 from structperc.io.inputs import to_corpus
 from structperc.model.weights import Weights
-from structperc.tagger import Tagger
+from structperc.tagger import Callback, Tagger
 from structperc.train import run as fitting
 from structperc.train.config import validate
 from structperc.train.dictionaries import resource_tables
 from structperc.train.ensemble import average_weights
 from structperc.train.perceptron import PerceptronState, train_perceptron
+from structperc.train.run import Progress
 
 __all__ = ["average_weights", "member_weights", "train_seed_average"]
 
@@ -67,13 +68,14 @@ def _training_instances(tagger: Tagger, X: Any, y: Any) -> Instances:
     return data
 
 
-def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int],
-                   epochs: Sequence[int]) -> Iterator[tuple[int, int, Weights]]:
+def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int], epochs: Sequence[int],
+                   callback: Callback | None = None, progress: Progress | None = None) \
+        -> Iterator[tuple[int, int, Weights]]:
     """Train one member per seed on ``tagger``'s training features and yield ``(seed, epoch,
     averaged weights)`` after each of the given epochs (one run per seed, continued epoch to epoch:
     the weights after epoch e are those of an e-epoch run), with the tagger's update (``margin``, ``step``,
-    ``C``) and partial labels, as its own fit trained. For choosing the number of epochs and of members on a
-    development set."""
+    ``C``) and partial labels, as its own fit trained; ``callback`` and ``progress`` report its epochs as
+    `Tagger.fit`'s do. For choosing the number of epochs and of members on a development set."""
     tagger.weights_.check_first_order("seed-averaged members")  # the members are trained first-order
     validate({"seed_average": True, "two_stage": tagger.stage1_ is not None})
     data = _training_instances(tagger, X, y)
@@ -86,7 +88,7 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
             last = e == order[-1]  # the run ends here: average in place and free the sums before yielding
             weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed,
                                           allowed=data.allowed, margin=tagger.margin, step=tagger.step, C=tagger.C,
-                                          consume=last)
+                                          consume=last, callback=callback, progress=progress)
             if last:
                 del state
             yield seed, e, weights
@@ -111,8 +113,9 @@ def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2
     tagger = Tagger(seed=seeds[0], **params).fit(X, y, **(fit_params or {}))
     if len(seeds) > 1:
         epochs = tagger.provenance_["epochs"]
-        members = itertools.chain([tagger.weights_], (w for _, _, w in member_weights(tagger, X, y, seeds=seeds[1:],
-                                                                                      epochs=[epochs])))
+        report = {k: v for k, v in (fit_params or {}).items() if k in ("callback", "progress")}
+        members = itertools.chain([tagger.weights_], (w for _, _, w in member_weights(
+            tagger, X, y, seeds=seeds[1:], epochs=[epochs], **report)))
         tagger.weights_ = average_weights(members)  # summed as they come: one member at a time in memory
     tagger.provenance_["seeds"] = seeds
     return tagger

@@ -178,6 +178,8 @@ def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column
         raise
     if not quiet:
         extra = f", best epoch {model.best_epoch_}" if (dev_path or dev_split) else ""
+        if seeds and len(seeds) > 1:  # each member's epochs were reported above, one run after the other
+            extra += f", the mean weights of seeds {', '.join(map(str, seeds))}"
         c = getattr(model, "calibration_", None)
         if c:
             extra += (f", temperature {c['temperature']:.3g}: held-out ECE {c['ece'][0]:.4f} -> "

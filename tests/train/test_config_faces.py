@@ -308,3 +308,8 @@ def test_seeds_on_the_command_line_train_the_library_s_seed_average(files, tmp_p
     assert saved.provenance_["seeds"] == [0, 1]
     assert (saved.weights_.state == expected.weights_.state).all()
     assert "the mean weights of seeds 0, 1" in format_info(model_info(model))
+    shown = CliRunner().invoke(main, ["train", "--train", files["TRAIN"], "--model", str(tmp_path / "shown"),
+                                      "--columns", ",".join(COLUMNS), "--epochs", "2", "--seeds", "0,1"])
+    lines = shown.output.splitlines()  # every member's epochs are reported, then what was saved
+    assert [line.split()[:2] for line in lines if line.startswith("epoch ")] == [["epoch", "1/2"], ["epoch", "2/2"]] * 2
+    assert "the mean weights of seeds 0, 1" in lines[-1] and lines[-1].startswith("saved ")
