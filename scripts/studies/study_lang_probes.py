@@ -31,6 +31,8 @@ budget, models not refit; nothing reads a test file):
 * ``chunk-two-stage``: as for POS;
 * ``chunk-updates``: the structured margin perceptron (``--margin 0.5``, ``1``) and passive-aggressive steps
   (``--step pa``, ``--pa-c 1``, ``0.1``) instead of the perceptron's step;
+* ``ner-updates``: for Spanish NER, two stages with the margin perceptron (``--margin 0.5``) or passive-aggressive
+  steps in place of ``--order 2`` (which trains with the perceptron's step only), against both levers;
 * ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
   −2…+2, as bigrams and with the file's POS; ``chunk-xpos-order2`` adds the lexicon's classes and ``--order 2``.
@@ -254,6 +256,11 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     if name == "chunk-updates":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 *((variant, run("chunk", CLUSTER_WINDOW, seed, params)) for variant, params in CHUNK_UPDATES.items())]
+    if name == "ner-updates":
+        levers = {"order": 2, "two_stage": True}
+        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
+                *((f"two-stage, {variant}", run("ner", CLUSTER_WINDOW, seed, {"two_stage": True, **params}))
+                  for variant, params in CHUNK_UPDATES.items() if variant in ("margin 0.5", "pa, C 1"))]
     if name in ("chunk-xpos", "chunk-xpos-order2"):
         train = tmp / "conll2000.xpos.txt"
         if not train.exists():
@@ -276,7 +283,7 @@ CHUNK_UPDATES = {"margin 0.5": {"margin": 0.5}, "margin 1": {"margin": 1.0}, "pa
 
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
           "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-context", "chunk-context",
-          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates"]
+          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates", "ner-updates"]
 
 
 def main() -> None:
