@@ -472,16 +472,10 @@ class Tagger(Assessment):
         parts sum to exactly (`structperc.predict.explain`). ``forced`` ({position: tag}) and ``allowed``
         ({position: tags}) constrain the sentence as they constrain ``predict``: the path explained is the
         one ``predict`` gives under them, and a runner-up is a tag they allow."""
-        from structperc.predict.explain import explain, one_sentence
+        from structperc.predict.explain import explain, one_sentence, sentence_mask
 
         corpus = self._corpus(one_sentence(sentence), need_tags=False)
-        mask = None
-        if forced is not None or allowed is not None:
-            if len(corpus) != 1:
-                raise InputError(f"explain() takes one sentence, not {len(corpus)}")
-            mask = predict.constraint_mask(self.model_, corpus, forced=None if forced is None else [forced],
-                                           allowed=None if allowed is None else [allowed])
-        return explain(self.model_, corpus, mask)
+        return explain(self.model_, corpus, sentence_mask(self.model_, corpus, forced, allowed))
 
     @property
     def state_features_(self) -> Any:

@@ -180,6 +180,22 @@ def with_lookup_lemmas(src: Path, out: Path) -> Path:
     return with_columns(src, out, lambda w: [lemmas.get(w, lemmas.get(w.lower(), "="))])
 
 
+#: Spanish NER's opt-in levers, on both sides of the probes that keep them.
+NER_LEVERS = {"order": 2, "two_stage": True}
+
+
+def ner_with_columns(seed: int, levers: dict, variant: str, write: Callable[[Path, Path], Path], stem: Path,
+                     lines: list[str], columns: list[str]) -> list[tuple[str, dict]]:
+    """A Spanish NER probe of columns ``write`` adds to esp.train and esp.testa (as ``stem``.train/.testa)
+    before the tag, read by ``lines``: its baseline and the variant, both with ``levers``."""
+    spec = CORPORA["esp"]
+    train = write(Path(spec["train"]), stem.with_name(f"{stem.name}.train"))
+    dev = write(Path(spec["dev"]), stem.with_name(f"{stem.name}.testa"))
+    return [("baseline" + (" (levers)" if levers else ""), run("ner", CLUSTER_WINDOW, seed, levers)),
+            (variant, run("ner", CLUSTER_WINDOW + lines, seed, {**levers, "columns": ["word", "pos", *columns, "ner"]},
+                          train=str(train), dev=str(dev)))]
+
+
 def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
     """The runs of probe ``name`` for ``seed``: (variant, result) pairs, its baseline first."""
     pos_base = CLUSTER_WINDOW + LEMMA_LINES
@@ -206,14 +222,8 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
                 ("+ lookup lemma", run("pos", pos_base + ["misc[0]", "misc[0]|suffix3(w[0])"], seed, {},
                                        train=str(train), dev=str(dev)))]
     if name == "ner-en-clusters":
-        spec = CORPORA["esp"]
-        train = with_en_clusters(Path(spec["train"]), tmp / "esp.train.en")
-        dev = with_en_clusters(Path(spec["dev"]), tmp / "esp.testa.en")
-        levers = {"order": 2, "two_stage": True}
-        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
-                ("+ en clusters", run("ner", CLUSTER_WINDOW + EN_CLUSTER_LINES, seed,
-                                      {**levers, "columns": ["word", "pos", "x4", "x6", "x10", "x20", "ner"]},
-                                      train=str(train), dev=str(dev)))]
+        return ner_with_columns(seed, NER_LEVERS, "+ en clusters", with_en_clusters, tmp / "esp.en",
+                                EN_CLUSTER_LINES, ["x4", "x6", "x10", "x20"])
     if name in POS_CASE:
         spec = CORPORA["ewt"]
         lines, floor = POS_CASE[name]
@@ -223,33 +233,20 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
                 (name, run("pos", pos_base + [x.format(c="misc") for x in lines], seed, {}, train=str(train),
                            dev=str(dev)))]
     if name in ("ner-case-evidence", "ner-case-evidence-plain"):
-        spec = CORPORA["esp"]
-        train = with_case_evidence(Path(spec["train"]), tmp / "esp.train.case", "es")
-        dev = with_case_evidence(Path(spec["dev"]), tmp / "esp.testa.case", "es")
-        levers = {"order": 2, "two_stage": True} if name == "ner-case-evidence" else {}
-        return [("baseline" + (" (levers)" if levers else ""), run("ner", CLUSTER_WINDOW, seed, levers)),
-                ("+ case evidence", run("ner", CLUSTER_WINDOW + [x.format(c="cs") for x in CASE_LINES], seed,
-                                        {**levers, "columns": ["word", "pos", "cs", "ner"]},
-                                        train=str(train), dev=str(dev)))]
+        return ner_with_columns(seed, NER_LEVERS if name == "ner-case-evidence" else {}, "+ case evidence",
+                                lambda src, out: with_case_evidence(src, out, "es"), tmp / "esp.case",
+                                [x.format(c="cs") for x in CASE_LINES], ["cs"])
     if name == "ner-geonames":
-        spec = CORPORA["esp"]
-        train = with_geonames(Path(spec["train"]), tmp / "esp.train.geo")
-        dev = with_geonames(Path(spec["dev"]), tmp / "esp.testa.geo")
-        levers = {"order": 2, "two_stage": True}
-        lines = ["geo[0]", "geo[-1]", "geo[1]", "geo[0]|shortshape(w[0])"]
-        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
-                ("+ GeoNames places", run("ner", CLUSTER_WINDOW + lines, seed,
-                                          {**levers, "columns": ["word", "pos", "geo", "ner"]},
-                                          train=str(train), dev=str(dev)))]
+        return ner_with_columns(seed, NER_LEVERS, "+ GeoNames places", with_geonames, tmp / "esp.geo",
+                                ["geo[0]", "geo[-1]", "geo[1]", "geo[0]|shortshape(w[0])"], ["geo"])
     if name == "chunk-context":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 ("+ word with neighbours' clusters",
                  run("chunk", CLUSTER_WINDOW + WORD_CONTEXT_CLUSTER_LINES, seed, {}))]
     if name == "ner-context":
-        levers = {"order": 2, "two_stage": True}
-        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
+        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, NER_LEVERS)),
                 ("+ word with neighbours' clusters", run("ner", CLUSTER_WINDOW + WORD_CONTEXT_CLUSTER_LINES, seed,
-                                                         levers))]
+                                                         NER_LEVERS))]
     if name == "chunk-two-stage":
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 ("two-stage", run("chunk", CLUSTER_WINDOW, seed, {"two_stage": True}))]
@@ -257,8 +254,7 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
         return [("baseline", run("chunk", CLUSTER_WINDOW, seed, {})),
                 *((variant, run("chunk", CLUSTER_WINDOW, seed, params)) for variant, params in CHUNK_UPDATES.items())]
     if name == "ner-updates":
-        levers = {"order": 2, "two_stage": True}
-        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, levers)),
+        return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, NER_LEVERS)),
                 *((f"two-stage, {variant}", run("ner", CLUSTER_WINDOW, seed, {"two_stage": True, **params}))
                   for variant, params in CHUNK_UPDATES.items() if variant in ("margin 0.5", "pa, C 1"))]
     if name in ("chunk-xpos", "chunk-xpos-order2"):

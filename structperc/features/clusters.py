@@ -127,9 +127,10 @@ class ClusterMap:
         path_of = np.fromiter((unknown if p is None else index[p] for p in found), np.int64, len(found))
         out = {}
         for name, n in zip(self.columns, self.prefixes + (None,)):
-            values = list(dict.fromkeys([p if n is None else p[:n] for p in paths] + [UNKNOWN]))
+            prefixed = [p if n is None else p[:n] for p in paths]
+            values = list(dict.fromkeys(prefixed + [UNKNOWN]))
             position = {v: i for i, v in enumerate(values)}
-            of_path = np.fromiter((position[p if n is None else p[:n]] for p in paths), np.int64, len(paths))
+            of_path = np.fromiter(map(position.__getitem__, prefixed), np.int64, len(paths))
             per_word = np.append(of_path, position[UNKNOWN])[path_of]
             seen, first = np.unique(per_word, return_index=True)
             order = seen[np.argsort(first)]  # the values in order of first occurrence

@@ -39,7 +39,7 @@ from structperc.model.inspection import BOS, attribute_names
 from structperc.model.schema import Model
 from structperc.predict.decoding import constraint_mask, decode, featurize
 
-__all__ = ["BOS", "explain", "explain_text", "one_sentence"]
+__all__ = ["BOS", "explain", "explain_text", "one_sentence", "sentence_mask"]
 
 
 def one_sentence(sentence: Any) -> Any:
@@ -66,9 +66,19 @@ def explain_text(model: Model, text: str, *, forced: Mapping[int, str] | None = 
         raise InputError("explain() takes one piece of text without whitespace (segmentation decodes "
                          "the pieces between whitespace apart)")
     corpus = char_corpus([text])
-    mask = None if forced is None and allowed is None else constraint_mask(
-        model, corpus, forced=None if forced is None else [forced], allowed=None if allowed is None else [allowed])
-    return explain(model, corpus, mask)
+    return explain(model, corpus, sentence_mask(model, corpus, forced, allowed))
+
+
+def sentence_mask(model: Model, corpus: Corpus, forced: Mapping[int, str] | None,
+                  allowed: Mapping[int, Iterable[str]] | None) -> np.ndarray | None:
+    """`constraint_mask` of the one sentence of ``corpus`` from its ``forced`` ({position: tag}) and ``allowed``
+    ({position: tags}) tags; None when neither is given (`explain` then applies the tag dictionary)."""
+    if forced is None and allowed is None:
+        return None
+    if len(corpus) != 1:
+        raise InputError(f"explain() takes one sentence, not {len(corpus)}")
+    return constraint_mask(model, corpus, forced=None if forced is None else [forced],
+                           allowed=None if allowed is None else [allowed])
 
 
 def explain(model: Model, corpus: Corpus, allowed: np.ndarray | None = None) -> dict:
