@@ -55,6 +55,17 @@ def window(lo: int, hi: int, prefixes=PREFIXES) -> list[str]:
     return [f"clu{n}[{i}]" for i in range(lo, hi + 1) for n in prefixes]
 
 
+def counted(lines: list[str], n: int) -> list[str]:
+    """``lines`` with the word-context conjunctions cut off below ``n`` occurrences (the templates' ``@n``)."""
+    context = WORD_CONTEXT_CLUSTER_LINES + WORD_CONTEXT_LEMMA_LINES
+    return [f"{line}@{n}" if line in context else line for line in lines]
+
+
+#: the pos preset's ``--lang`` lines before their word-context lines had a count of their own
+#: (`structperc.features.templates.WORD_CONTEXT_MIN_COUNT`)
+CONTEXT = (window(-1, 1) + WORD_CONTEXT_CLUSTER_LINES + CASE_LINES + LEMMA_LINES + WORD_CONTEXT_LEMMA_LINES)
+
+
 #: the first try of the issue (prefixes 4/6/10/20 at -1..+1), then one change at a time
 COMMON = {
     "window": window(-1, 1),
@@ -81,7 +92,11 @@ FAMILY = {
         # the capitalisation evidence of the word probabilities, the word with its neighbours' classes, both
         "window+lemmas+case": window(-1, 1) + LEMMA_LINES + CASE_LINES,
         "window+lemmas+context": window(-1, 1) + LEMMA_LINES + WORD_CONTEXT_CLUSTER_LINES + WORD_CONTEXT_LEMMA_LINES,
-        "window+lemmas+case+context": language_lines(None, "pos", ["clusters", "probabilities", "lemmas"])}},
+        "window+lemmas+case+context": CONTEXT,
+        # the same with the word-context conjunctions' attributes seen once (@2) or twice (@3) left out: two
+        # thirds of their 234,000 attributes on EWT are seen once, each a weight slot per label
+        **{f"window+lemmas+case+context@{n}": counted(CONTEXT, n) for n in (2, 3)},
+        "preset": language_lines(None, "pos", ["clusters", "probabilities", "lemmas"])}},
     "ner": {"corpus": "esp", "lang": "es", "variants": {
         **COMMON, "window+shape": window(-1, 1) + ["clu10[0]|shortshape(w[0])", "clu[0]|shortshape(w[0])",
                                                    "y[-1]|y[0]|clu6[0]"]}},

@@ -73,10 +73,16 @@ class AttributeKeys(AttributeVocabularies):
 
         return key_of
 
-    def _table(self, key: np.ndarray) -> np.ndarray:
-        """Sorted distinct keys seen at least ``min_count`` times."""
+    def _least(self, ti: int) -> int:
+        """How often an attribute of template ``ti`` must be seen to be kept: the run's ``min_count`` or the
+        template's own ``@N``, the larger."""
+        return max(self.min_count, self.templates[ti].min_count)
+
+    def _table(self, key: np.ndarray, ti: int) -> np.ndarray:
+        """Sorted distinct keys of template ``ti`` seen at least `_least` times."""
         uniq, counts = np.unique(key, return_counts=True)
-        return uniq[counts >= self.min_count] if self.min_count > 1 else uniq
+        least = self._least(ti)
+        return uniq[counts >= least] if least > 1 else uniq
 
     def key_tables(self, corpus: Corpus, tokens: slice = slice(None)) -> list[tuple[np.ndarray, np.ndarray]]:
         """Step 2 on one shard (after `grow_vocabularies`): each template's distinct keys, sorted,
@@ -86,7 +92,7 @@ class AttributeKeys(AttributeVocabularies):
 
     def merge_key_tables(self, shards: Sequence[list[tuple[np.ndarray, np.ndarray]]]) -> None:
         """Reduce of step 2: each template's table is the union of the shards' keys seen at least
-        ``min_count`` times in all; the index is then fitted (step 3 is `transform` on each shard)."""
+        `_least` times in all; the index is then fitted (step 3 is `transform` on each shard)."""
         self.keys = []
         for ti in range(len(self.templates)):
             keys = [shard[ti][0] for shard in shards]
@@ -102,7 +108,8 @@ class AttributeKeys(AttributeVocabularies):
                 table = every[starts]
                 count = np.add.reduceat(np.concatenate(counts)[order], starts) if len(every) else \
                     np.zeros(0, np.int64)
-            self.keys.append(table[count >= self.min_count] if self.min_count > 1 else table)
+            least = self._least(ti)
+            self.keys.append(table[count >= least] if least > 1 else table)
         self.drop_lookup_tables()
         self.fitted = True
 

@@ -140,12 +140,20 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
     n = len(corpus)
     k, fold_of = fold_assignment(n, folds, seed, getattr(learner, "block", 1))
     full = learner.learn(np.arange(n, dtype=np.int64))
-    if k == 1:
+    varying = _fold_dependent(learner)
+    if k == 1 or varying is None:
         return full.annotate(corpus), full
+    # a fixed dictionary (clusters, a language resource) gives every fold the same values: they are
+    # computed once, on the whole corpus, and only the dictionaries learnt from the tags go fold by fold
+    fixed: dict[str, Any] = {}
+    for lr in (learner.learners if varying is not learner and isinstance(learner, Learners) else []):
+        if isinstance(lr, FixedLearner):
+            fixed.update(lr.dictionary.values(corpus))
+    learner = varying
     at_once = getattr(learner, "jackknife_values", None)
     values = at_once(corpus, fold_of, k) if at_once is not None else None
     if values is not None:  # every fold in one pass: the values the folds below would compute
-        return full.annotate(corpus, values), full
+        return full.annotate(corpus, {**values, **fixed}), full
     lengths = np.diff(corpus.sent_ptr)
     merged: dict[str, tuple[dict[str, int], np.ndarray]] = {}
     # forked workers inherit the learner and corpus; only each fold's codes come back
@@ -161,7 +169,18 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
             remap = np.fromiter((ids.setdefault(v, len(ids)) for v in distinct), dtype=np.int64, count=len(distinct))
             out[tokens] = remap[codes]
     values = {name: compact(list(ids), codes) for name, (ids, codes) in merged.items()}
-    return full.annotate(corpus, values), full
+    return full.annotate(corpus, {**values, **fixed}), full
+
+
+def _fold_dependent(learner: DictionaryLearner) -> DictionaryLearner | None:
+    """The part of ``learner`` that reads the training tags, which jackknifing is for (None: every part
+    of it is a `FixedLearner`)."""
+    if isinstance(learner, FixedLearner):
+        return None
+    if isinstance(learner, Learners):
+        kept = [lr for lr in learner.learners if not isinstance(lr, FixedLearner)]
+        return learner if len(kept) == len(learner.learners) else combined(kept)
+    return learner
 
 
 class Dictionaries:

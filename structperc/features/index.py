@@ -135,7 +135,7 @@ class FeatureIndex(LookupTables):
         for ti, _t in enumerate(self.templates):
             table = recode(self.keys[ti], self.radix[ti], radix[ti])
             old_tables.append(table)
-            self.keys[ti] = np.union1d(table, self._table(all_keys[ti]))
+            self.keys[ti] = np.union1d(table, self._table(all_keys[ti], ti))
         self.radix = radix
         remaps = []
         self.drop_lookup_tables()

@@ -25,8 +25,8 @@ BLOCK = 1 << 15
 
 
 class _Scratch:
-    """Work buffers of one block of `mix` (allocated once per call: a numpy temporary per block
-    would be an mmap/munmap pair and fresh page faults each time under the CLI's malloc settings)."""
+    """Work buffers of one block of `mix` (allocated once per call: a numpy temporary per block would be
+    an allocation and fresh page faults each time)."""
 
     def __init__(self, n: int):
         self.ref, self.acc, self.tmp = np.empty(n), np.empty(n), np.empty(n)

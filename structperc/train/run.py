@@ -44,6 +44,7 @@ from structperc.train.config import mixing_scale, order_of, validate
 from structperc.train.dictionaries import dictionary_learner as dictionary_learner
 from structperc.train.dictionaries import learnt_dictionary as learnt_dictionary
 from structperc.train.dictionaries import learnt_tag_dictionary
+from structperc.train.heap import release_free_memory
 from structperc.train.mixing import Shard
 from structperc.train.perceptron import partial_sentences
 from structperc.train.reports import EpochReport
@@ -347,6 +348,7 @@ def run_trainer(model: dict[str, Any], data: Instances | None, state: Perceptron
     mask, end = masks(labels, task)
     dev_score, dev_rows = dev_scorer(dev, model["features"], labels, task, params.get("unknown_tag", "?")) \
         if dev is not None else (None, None)
+    release_free_memory()  # featurization's freed temporaries, before the epochs touch the state
     history: list[EpochReport] = []
 
     def report(r: EpochReport) -> None:

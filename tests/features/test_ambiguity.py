@@ -63,3 +63,32 @@ def test_folds_computed_in_worker_processes_give_the_same_columns():
     assert one.columns["amb"] == two.columns["amb"] and one.columns["lamb"] == two.columns["lamb"]
     assert full_one.table == full_two.table
     assert set(one.columns["amb"]) - {"?"}  # the columns hold classes: the comparison is not of blanks
+
+
+def test_fixed_dictionaries_beside_learnt_ones_are_looked_up_once_with_the_same_columns():
+    """A fixed dictionary (clusters, a language resource) gives every fold the same values: `jackknifed`
+    computes its columns once, on the whole corpus, while the learnt classes still go fold by fold."""
+    from structperc.features.clusters import ClusterMap
+    from structperc.features.dictionary import FixedLearner, Learners
+
+    words = [["w"], ["w"], ["w"], ["v"], ["v"], ["v"], ["w"], ["v"]]
+    tags = [["A"], ["A"], ["B"], ["B"], ["B"], ["C"], ["A"], ["B"]]
+    c = Corpus.from_sentences(words, tags, tag_column="upos")
+    calls = []
+
+    class Counted(ClusterMap):
+        def values(self, corpus):
+            calls.append(len(corpus))
+            return super().values(corpus)
+
+    clusters = Counted({"w": "0110", "v": "1"})
+    out, full = jackknifed(c, Learners([AmbiguityLearner(c, "word", "upos"), FixedLearner(clusters)]), folds=2,
+                           seed=3)
+    alone, _ = jackknifed(c, AmbiguityLearner(c, "word", "upos"), folds=2, seed=3)
+    assert calls == [8]  # once, on all eight sentences: not once per fold
+    assert out.columns["amb"] == alone.columns["amb"]
+    assert list(out.columns["clu"]) == [clusters.path(s[0]) for s in words]
+    assert [p.__class__ for p in full.parts] == [AmbiguityClasses, Counted]
+    calls.clear()
+    only, _ = jackknifed(c, FixedLearner(clusters), folds=2, seed=3)  # nothing learnt: no folds at all
+    assert calls == [8] and list(only.columns["clu4"]) == list(out.columns["clu4"])

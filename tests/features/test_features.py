@@ -120,6 +120,24 @@ def test_min_count_pruning():
     assert fi.n_state_attributes == 3
 
 
+def test_a_templates_own_count_cuts_its_attributes_alone():
+    c = Corpus.from_sentences([["a", "b", "a", "c", "a", "c"]])
+    fi = _fi(["w[0]@2", "w[-1]"])
+    f = fi.fit_transform(c)
+    # w[0]@2: a 3x, b 1x, c 2x -> keep a, c -> ids 0, 1 (b -1)
+    # w[-1], no count: BOS (key 0), a (2), b (3), a, c (4), a -> ranks 0 1 2 1 3 1, offset 2
+    assert f.state[:, 0].tolist() == [0, -1, 0, 1, 0, 1]
+    assert f.state[:, 1].tolist() == [2, 3, 4, 3, 5, 3]
+    again = FeatureIndex.from_state(fi.templates, *fi.state_dict())
+    assert [t.min_count for t in again.templates] == [2, 1]
+    assert np.array_equal(again.transform(c).state, f.state)
+    # the larger of the run's min_count and the template's own count holds
+    f3 = _fi(["w[0]@2", "w[-1]"], min_count=3).fit_transform(c)
+    assert f3.state[:, 0].tolist() == [0, -1, 0, -1, 0, -1]    # a alone is seen 3 times
+    assert f3.state[:, 1].tolist() == [-1, 1, -1, 1, -1, 1]    # a (3x) alone, after w[0]'s one id
+    assert _fi(["w[0]@3"]).fit_transform(c).state[:, 0].tolist() == [0, -1, 0, -1, 0, -1]
+
+
 def test_min_count_can_empty_a_template():
     c = Corpus.from_sentences([["a", "b"]])
     fi = _fi(["w[0]", "bias"], min_count=2)

@@ -28,6 +28,7 @@ from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.resources.bands import MIN_BAND, UNKNOWN, WordBands, zipf_band
 from structperc.features.resources.lemmas import NONE, LemmaClasses
 from structperc.features.resources.storage import (
+    PASSES_BEFORE_TABLE,
     StoredClasses,
     pack_classes,
     pack_words,
@@ -353,12 +354,14 @@ def test_stored_lookups_agree_with_the_table(table, others, data):
     classes, arrays = pack_classes(table)
     queries = data.draw(st.lists(st.sampled_from(sorted(table) or [""]), max_size=20)) + others
     expected = {w: table[w] for w in queries if w in table}
-    stored = StoredClasses(classes, arrays)
-    assert stored.lookup(queries) == expected   # the first lookup: one pass over the stored words
-    assert stored._table is None
-    assert stored.lookup(queries) == expected   # the second builds the dictionary
-    assert stored._table == table
-    assert StoredClasses.of(table).lookup(queries) == expected
+    for stored in (StoredClasses(classes, arrays), StoredClasses.of(table)):
+        assert len(stored) == len(table)
+        for _ in range(PASSES_BEFORE_TABLE):  # the first lookups: each one pass over the stored words
+            assert stored.lookup(queries) == expected
+            assert stored._table is None
+        assert stored.lookup(queries) == expected   # the next builds the dictionary
+        assert stored._table == table
+        assert stored.lookup(queries) == expected
 
 
 def test_stored_tables_are_written_as_read():
@@ -368,8 +371,10 @@ def test_stored_tables_are_written_as_read():
     again_classes, again = stored.packed()
     assert again_classes == classes and again["words"] is arrays["words"] and again["counts"] is arrays["counts"]
     assert stored._table is None  # writing a loaded model does not unpack its tables
-    made_classes, made = StoredClasses.of(table).packed()
-    assert made_classes == classes and np.array_equal(made["words"], arrays["words"])
+    made = StoredClasses.of(table)
+    assert made._table is None  # a table made in memory is packed at once, its dictionary let go
+    made_classes, made_arrays = made.packed()
+    assert made_classes == classes and np.array_equal(made_arrays["words"], arrays["words"])
 
 
 def test_stored_tables_refuse_damage_when_read_and_a_word_listed_twice_when_met():

@@ -18,7 +18,7 @@ from structperc.io.corpus import Corpus
 #: Every kind of part: plain and function atoms, offsets, ``rare``, equality, bias, and transition
 #: templates conditioned on a column.
 LINES = ["w[0]", "lower(w[-1])|w[0]", "suffix2(w[1])", "rare(w[0])|pos[0]", "same(w[0],w[-2])", "bias",
-         "y[-1]|y[0]|pos[0]", "w[-1]|w[0]|w[1]"]
+         "y[-1]|y[0]|pos[0]", "w[-1]|w[0]|w[1]", "lower(w[1])|pos[0]@2"]
 
 _WORD = st.sampled_from(["a", "b", "The", "the", "北京", "你", "naïve", "x|y", "B"])
 _POS = st.sampled_from(["DT", "NN", "VB"])

@@ -151,6 +151,10 @@ def test_affix_properties(s, n):
     ("y[-1]|y[0]|y[0]|pos[0]", "needs both y[-1] and y[0]"),
     ("bias|w[0]", "bias cannot be combined"),
     ("y[-1]|y[0]|bias|pos[0]", "bias cannot be combined"),
+    ("w[0]@0", "takes a count of at least 1"),
+    ("w[0]@two", "takes a count of at least 1"),
+    ("w[0]@", "takes a count of at least 1"),
+    ("y[-1]|y[0]|pos[0]@2", "a transition template takes no @ count"),
 ])
 def test_parse_errors(text, message):
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("(", r"\(")
@@ -213,3 +217,13 @@ def test_preset_returns_a_copy_and_unknown_preset():
     assert "junk" not in preset("crfsuite")
     with pytest.raises(InputError, match="unknown template preset 'nope'"):
         preset("nope")
+
+
+def test_a_templates_own_count():
+    t = parse_template("lower(w[0]) | clu6[1] @2")
+    assert (t.name, t.min_count, [str(p) for p in t.parts]) == ("lower(w[0])|clu6[1]@2", 2,
+                                                                ["lower(word[0])", "clu6[1]"])
+    assert parse_template(t.name) == t  # a model stores its templates by name
+    assert parse_template("w[0]").min_count == 1 and parse_template("w[0]@1").name == "w[0]"
+    with pytest.raises(InputError, match="duplicate template"):  # the same attributes, cut or not
+        parse_templates(["w[0]", "w[0]@3"])

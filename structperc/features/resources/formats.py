@@ -54,11 +54,12 @@ def _json_object(path: Path) -> dict[str, Any]:
 _MEMBER = re.compile(rb'"((?:[^"\\]|\\.)*)"\s*:\s*([^,}\s]+)')
 
 
-def _flat_members(path: Path) -> Iterator[tuple[str, bytes]]:
-    """The ``(word, value bytes)`` members of a gzipped flat JSON object, one at a time: a million-word
+def _flat_members(path: Path) -> Iterator[tuple[bytes, bytes]]:
+    """The ``(key bytes, value bytes)`` members of a gzipped flat JSON object, one at a time: a million-word
     table read whole by `json.loads` holds a million keys and values at once (170 MB for Spanish), where
-    only the trusted fifth is kept; the text is scanned as bytes, never decoded whole. The text must be one
-    JSON object whose values are numbers."""
+    only the trusted fifth is kept; the text is scanned as bytes, never decoded whole, and a key is decoded
+    (`_word`) only when its member is kept (four of five English words are not: a second of reading). The text
+    must be one JSON object whose values are numbers."""
     try:
         with gzip.open(path, "rb") as f:
             data = f.read()
@@ -66,10 +67,14 @@ def _flat_members(path: Path) -> Iterator[tuple[str, bytes]]:
         raise InputError(f"not a gzipped JSON file ({e})", path=str(path)) from None
     if not data.lstrip().startswith(b"{") or not data.rstrip().endswith(b"}"):
         raise InputError("expected a JSON object of words", path=str(path))
+    for m in _MEMBER.finditer(data):
+        yield m.group(1), m.group(2)
+
+
+def _word(key: bytes, path: Path) -> str:
+    """A member's key as text (its JSON escapes resolved)."""
     try:
-        for m in _MEMBER.finditer(data):
-            key = m.group(1)
-            yield (json.loads(b'"' + key + b'"') if b"\\" in key else key.decode("utf-8")), m.group(2)
+        return json.loads(b'"' + key + b'"') if b"\\" in key else key.decode("utf-8")
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"not a JSON object of words ({e})", path=str(path)) from None
 
@@ -79,15 +84,16 @@ def read_cluster_paths(path: Path) -> dict[str, str]:
     words of one path share one string."""
     out: dict[str, str] = {}
     decoded: dict[bytes, str] = {}
-    for word, value in _flat_members(path):
-        if not value.isdigit():
-            raise InputError(f"word {word!r}: a cluster must be a non-negative integer, not "
-                             f"{value.decode('utf-8', 'replace')}", path=str(path))
-        if value != b"0":
-            bits = decoded.get(value)
-            if bits is None:
-                bits = decoded[value] = bin(int(value))[2:][::-1]
-            out[word] = bits
+    for key, value in _flat_members(path):
+        if value == b"0":
+            continue
+        bits = decoded.get(value)
+        if bits is None:
+            if not value.isdigit():
+                raise InputError(f"word {_word(key, path)!r}: a cluster must be a non-negative integer, not "
+                                 f"{value.decode('utf-8', 'replace')}", path=str(path))
+            bits = decoded[value] = bin(int(value))[2:][::-1]
+        out[_word(key, path)] = bits
     return out
 
 
@@ -96,16 +102,16 @@ def read_log_probs(path: Path, min_log_prob: float | None = None) -> dict[str, f
     that log probability only (filtered while reading, one member at a time: the English table has a million
     words, most at the smoothing floor)."""
     out: dict[str, float] = {}
-    for word, value in _flat_members(path):
+    for key, value in _flat_members(path):
         try:
             p = float(value)
         except ValueError:
             p = math.nan
         if not p <= 0 or math.isinf(p):  # NaN, a string, a list or true/false read as NaN above
-            raise InputError(f"word {word!r}: a log probability must be a finite number <= 0, not "
+            raise InputError(f"word {_word(key, path)!r}: a log probability must be a finite number <= 0, not "
                              f"{value.decode('utf-8', 'replace')}", path=str(path))
         if min_log_prob is None or p >= min_log_prob:
-            out[word] = p
+            out[_word(key, path)] = p
     return out
 
 

@@ -39,13 +39,13 @@ def _clusters(r: Resource, word: str) -> ClusterMap:
 
 def _bands(r: Resource, word: str) -> WordBands:
     bands = WordBands.from_log_probs(r.read(min_log_prob=BAND_MIN_LOG_PROB), word=word)  # the rest is below MIN_BAND
-    bands.resource = {**provenance(r.name), "words": len(bands.bands)}
+    bands.resource = {**provenance(r.name), "words": bands.n_words}
     return bands
 
 
 def _case(r: Resource, word: str) -> CaseEvidence:
     table = CaseEvidence.from_log_probs(r.read(min_log_prob=MIN_LOG_PROB), word=word)
-    table.resource = {**provenance(r.name), "words": len(table.classes)}
+    table.resource = {**provenance(r.name), "words": table.n_words}
     return table
 
 

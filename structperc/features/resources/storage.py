@@ -60,11 +60,16 @@ def pack_classes(word_class: dict[str, str]) -> tuple[list[str], dict[str, np.nd
     """A word → class table (a Brown path, a frequency band) as its sorted distinct classes (for the
     JSON) and two arrays: the words grouped by class, sorted within it, deflated (``words``), and how
     many words each class has (``counts``, int32)."""
-    classes = sorted(set(word_class.values()))
-    rank = {c: i for i, c in enumerate(classes)}
-    ordered = sorted(word_class.items(), key=lambda kv: (rank[kv[1]], kv[0]))
-    counts = np.bincount([rank[c] for _, c in ordered], minlength=len(classes)).astype(np.int32)
-    return classes, {"words": pack_words(w for w, _ in ordered), "counts": counts}
+    groups: dict[str, list[str]] = {}
+    for w, c in word_class.items():  # grouped first, then each group sorted: no sort key per word
+        group = groups.get(c)
+        if group is None:
+            group = groups[c] = []
+        group.append(w)
+    classes = sorted(groups)
+    counts = np.array([len(groups[c]) for c in classes], dtype=np.int32)
+    return classes, {"words": pack_words(itertools.chain.from_iterable(sorted(groups[c]) for c in classes)),
+                     "counts": counts}
 
 
 def _checked(classes: list[str], arrays: dict[str, np.ndarray] | None) -> tuple[str, np.ndarray]:
@@ -84,38 +89,57 @@ def unpack_classes(classes: list[str], arrays: dict[str, np.ndarray] | None) -> 
     return StoredClasses(classes, arrays).table()
 
 
+#: Lookups a table answers by a pass over its stored words before it builds its dictionary. A training run
+#: looks each table up a few times (the training data, the dev data or held-out part, a refit on the whole):
+#: the dictionary of the English capitalisation table (320,153 words) with its word strings is about 40 MB,
+#: held through the whole run, where its arrays are 1 MB; a tagger answering many requests (the HTTP
+#: service, a loop over sentences) builds it after this many.
+PASSES_BEFORE_TABLE = 4
+
+
 class StoredClasses:
-    """A word → class table (a Brown path, a capitalisation class) as a model stores it
-    (`pack_classes`), looked up without building its dictionary while few lookups come.
+    """A word → class table (a Brown path, a capitalisation class) kept as `pack_classes` stores it, looked
+    up without building its dictionary while few lookups come.
 
     Tagging a file once needs the classes of its few thousand distinct words: one pass over the stored
     words finds them (`lookup`), where a dictionary of the English capitalisation table's 320,153 words
-    took 0.06 s of a model's load. A second lookup (training folds, streamed input) builds the
-    dictionary (`table`) and uses it from then on. A table made in memory (training) is its dictionary
-    from the start. The stored arrays are checked when read (their words inflate and their counts
-    agree); a word listed twice is refused when the dictionary is built, and by a pass that meets it.
-    Threads may share one (the HTTP service): a race builds the dictionary twice, never a partial one.
+    took 0.06 s of a model's load. After `PASSES_BEFORE_TABLE` passes the dictionary is built (`table`)
+    and used from then on. A table made in memory (training, `of`) is packed at once and its dictionary
+    let go, so that a training run does not hold a million-word resource as Python strings through its
+    epochs. The stored arrays are checked when read (their words inflate and their counts agree); a word
+    listed twice is refused when the dictionary is built, and by a pass that meets it. Threads may share
+    one (the HTTP service): a race builds the dictionary twice, never a partial one.
     """
 
     def __init__(self, classes: list[str], arrays: dict[str, np.ndarray] | None):
-        self._text, self._counts = _checked(list(classes), arrays)
+        text, self._counts = _checked(list(classes), arrays)
+        assert arrays is not None
         self._classes = list(classes)
-        self._arrays: dict[str, np.ndarray] | None = {"words": arrays["words"], "counts": arrays["counts"]} \
-            if arrays else None
+        self._arrays: dict[str, np.ndarray] = {"words": arrays["words"], "counts": arrays["counts"]}
+        self._text: str | None = text  # inflated once to check it: the first pass reads it, then lets it go
         self._table: dict[str, str] | None = None
         self._passes = 0
 
     @classmethod
     def of(cls, table: dict[str, str]) -> "StoredClasses":
-        """A table made in memory: its dictionary, packed only when written."""
+        """A table made in memory, packed at once (its dictionary is built again only if lookups need it)."""
         made = cls.__new__(cls)
-        made._table, made._arrays, made._passes = dict(table), None, 0
+        made._classes, made._arrays = pack_classes(table)
+        made._counts, made._text, made._table, made._passes = made._arrays["counts"], None, None, 0
         return made
+
+    def __len__(self) -> int:
+        """The number of words the table holds."""
+        return int(self._counts.sum())
+
+    def _words(self) -> list[str]:
+        text, self._text = self._text, None
+        return _split(text if text is not None else _inflate(self._arrays["words"]))
 
     def table(self) -> dict[str, str]:
         """Word → class, the whole table (built on first use from the stored arrays)."""
         if self._table is None:
-            words = _split(self._text)
+            words = self._words()
             table = dict(zip(words, itertools.chain.from_iterable(
                 map(itertools.repeat, self._classes, self._counts.tolist()))))
             if len(table) != len(words):
@@ -126,10 +150,10 @@ class StoredClasses:
     def lookup(self, words: Iterable[str]) -> dict[str, str]:
         """The class of each of ``words`` the table holds."""
         needed = set(words)
-        if self._table is None and self._passes == 0:
+        if self._table is None and self._passes < PASSES_BEFORE_TABLE:
             self._passes += 1
             found: dict[str, str] = {}
-            stored, start, n_hits = _split(self._text), 0, 0
+            stored, start, n_hits = self._words(), 0, 0
             for c, n in zip(self._classes, self._counts.tolist()):
                 hits = needed.intersection(stored[start:start + n])
                 found.update(dict.fromkeys(hits, c))
@@ -141,7 +165,5 @@ class StoredClasses:
         return {w: table[w] for w in needed.intersection(table)}
 
     def packed(self) -> tuple[list[str], dict[str, np.ndarray]]:
-        """The table as `pack_classes` gives it: the stored arrays as read, or the dictionary packed."""
-        if self._arrays is None:
-            self._classes, self._arrays = pack_classes(self.table())
+        """The table as `pack_classes` gives it: the stored arrays as read or as packed when made."""
         return self._classes, self._arrays

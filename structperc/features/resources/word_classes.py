@@ -44,6 +44,11 @@ class WordClasses(abc.ABC):
         return self._stored.table()
 
     @property
+    def n_words(self) -> int:
+        """The number of words the table holds (without building its dictionary)."""
+        return len(self._stored)
+
+    @property
     def columns(self) -> tuple[str, ...]:
         return (self.column,)
 
