@@ -434,6 +434,33 @@ def test_shipped_pos_model_with_every_english_table_tags_with_the_packages_hidde
     assert out["names"] == ["en-clusters", "en-probabilities", "en-lemmas"]
 
 
+@needs_packages
+def test_a_training_run_keeps_its_word_tables_packed():
+    """Training with ``--lang`` looks each word table up a few times and never holds its dictionary: the tables
+    stay as the model stores them (a million-word table as Python strings was most of POS training's added
+    memory), and they give the same columns as their dictionaries."""
+    from structperc import Tagger
+    from structperc.features.resources.word_classes import WordClasses
+
+    blocks = first_sentences(SAMPLE_TRAIN, 30).strip("\n").split("\n\n")
+    X = [[line.split(" ")[0] for line in b.split("\n")] for b in blocks]
+    y = [[line.split(" ")[1] for line in b.split("\n")] for b in blocks]
+    tagger = Tagger(task="pos", columns=["word", "pos"], lang="en", epochs=1, seed=0).fit(X, y)
+    tagger.predict(X[:5])
+    tables = [p for p in dictionary_parts(tagger.dictionary_) if isinstance(p, (WordClasses, ClusterMap))]
+    assert len(tables) == 2  # the clusters and the capitalisation evidence
+    assert all(t._stored._table is None for t in tables)
+    corpus = Corpus.from_sentences([["The", "Gulf", "ipod", "zzqx"]])
+
+    def columns(t) -> dict[str, list[str]]:
+        return {name: [distinct[c] for c in codes.tolist()] for name, (distinct, codes) in t.values(corpus).items()}
+
+    for t in tables:
+        looked_up = columns(t)
+        t._stored.table()  # the whole dictionary, built on purpose
+        assert columns(t) == looked_up and t._stored._table is not None
+
+
 @pytest.fixture(scope="module")
 def zh_model(tmp_path_factory):
     """(segmenter, model directory)."""
