@@ -51,7 +51,8 @@ def _progress(epochs: int, quiet: bool):
 @click.option("--template", help="Template preset (crfsuite, chunk, …) or a file with one template per line.")
 @click.option("--epochs", type=click.IntRange(min=1), help="Passes over the training data [default: task's].")
 @click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Drop attributes seen fewer times in training.")
+              help="Drop attributes seen fewer times in training (a template ending in @N, e.g. "
+                   "lower(w[0])|clu6[1]@3, has a count of its own).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the per-epoch shuffling and the dictionary folds (a non-negative integer).")
 @click.option("--feature-set", type=click.Choice(["all", "observed"]), default="all", show_default=True,
