@@ -45,6 +45,7 @@ from structperc.features.templates import (  # noqa: E402
     WORD_CONTEXT_LEMMA_LINES,
     language_lines,
     preset,
+    with_min_count,
 )
 
 #: the cluster path prefixes read at each offset
@@ -58,7 +59,7 @@ def window(lo: int, hi: int, prefixes=PREFIXES) -> list[str]:
 def counted(lines: list[str], n: int) -> list[str]:
     """``lines`` with the word-context conjunctions cut off below ``n`` occurrences (the templates' ``@n``)."""
     context = WORD_CONTEXT_CLUSTER_LINES + WORD_CONTEXT_LEMMA_LINES
-    return [f"{line}@{n}" if line in context else line for line in lines]
+    return [with_min_count([line], n)[0] if line in context else line for line in lines]
 
 
 #: the pos preset's ``--lang`` lines before their word-context lines had a count of their own

@@ -140,24 +140,22 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
     n = len(corpus)
     k, fold_of = fold_assignment(n, folds, seed, getattr(learner, "block", 1))
     full = learner.learn(np.arange(n, dtype=np.int64))
-    varying = _fold_dependent(learner)
+    varying, fixed_parts = _split_fixed(learner)
     if k == 1 or varying is None:
         return full.annotate(corpus), full
     # a fixed dictionary (clusters, a language resource) gives every fold the same values: they are
     # computed once, on the whole corpus, and only the dictionaries learnt from the tags go fold by fold
     fixed: dict[str, Any] = {}
-    for lr in (learner.learners if varying is not learner and isinstance(learner, Learners) else []):
-        if isinstance(lr, FixedLearner):
-            fixed.update(lr.dictionary.values(corpus))
-    learner = varying
-    at_once = getattr(learner, "jackknife_values", None)
+    for fixed_learner in fixed_parts:
+        fixed.update(fixed_learner.dictionary.values(corpus))
+    at_once = getattr(varying, "jackknife_values", None)
     values = at_once(corpus, fold_of, k) if at_once is not None else None
     if values is not None:  # every fold in one pass: the values the folds below would compute
         return full.annotate(corpus, {**values, **fixed}), full
     lengths = np.diff(corpus.sent_ptr)
     merged: dict[str, tuple[dict[str, int], np.ndarray]] = {}
     # forked workers inherit the learner and corpus; only each fold's codes come back
-    parts = forked_map(lambda fold: _fold_values(fold, learner, corpus, fold_of), range(k), workers)
+    parts = forked_map(lambda fold: _fold_values(fold, varying, corpus, fold_of), range(k), workers)
     for fold, part in enumerate(parts):
         rows = np.flatnonzero(fold_of == fold)
         # the tokens of the fold's sentences, in the order `select` lays them out
@@ -172,15 +170,16 @@ def jackknifed(corpus: Corpus, learner: DictionaryLearner, folds: int,
     return full.annotate(corpus, {**values, **fixed}), full
 
 
-def _fold_dependent(learner: DictionaryLearner) -> DictionaryLearner | None:
-    """The part of ``learner`` that reads the training tags, which jackknifing is for (None: every part
-    of it is a `FixedLearner`)."""
+def _split_fixed(learner: DictionaryLearner) -> tuple[DictionaryLearner | None, list[FixedLearner]]:
+    """``learner`` as the part that reads the training tags, which jackknifing is for (None: there is none),
+    and its `FixedLearner` s."""
     if isinstance(learner, FixedLearner):
-        return None
+        return None, [learner]
     if isinstance(learner, Learners):
-        kept = [lr for lr in learner.learners if not isinstance(lr, FixedLearner)]
-        return learner if len(kept) == len(learner.learners) else combined(kept)
-    return learner
+        fixed = [lr for lr in learner.learners if isinstance(lr, FixedLearner)]
+        if fixed:
+            return combined([lr for lr in learner.learners if not isinstance(lr, FixedLearner)]), fixed
+    return learner, []
 
 
 class Dictionaries:

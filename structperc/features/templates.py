@@ -402,6 +402,11 @@ WORD_CONTEXT_LEMMA_LINES = ["lower(w[0])|lpos[1]", "lower(w[0])|lpos[-1]"]
 #: their 234,000 attributes on EWT are seen once and each holds a weight per label; cut at 2 or 3 they score as
 #: all of them do on EWT dev (``scripts/studies/study_lang.py pos``: 95.91, 95.92, 95.91, 3 seeds).
 WORD_CONTEXT_MIN_COUNT = 3
+
+
+def with_min_count(lines: Sequence[str], n: int) -> list[str]:
+    """``lines`` each with the count of its own ``@n`` (`Template.min_count`)."""
+    return [f"{line}@{n}" for line in lines]
 _GENERIC = {"clusters": CLUSTER_WINDOW}
 #: An external dictionary's own lexicon columns (`structperc.features.resources.wordlist`), as the ``cws``
 #: preset reads the training lexicon's.
@@ -419,9 +424,9 @@ DICTIONARY_LINES = ["dicb[0]", "dice[0]", "dicm[0]", "dicb[0]|dice[0]|dicm[0]", 
 #: ``clu*``/``frq``/``cap``/``lpos``/``dic*`` columns itself.
 LANGUAGE_LINES: dict[str, dict[str, list[str]]] = {
     "chunk": {"clusters": CLUSTER_WINDOW},
-    "pos": {"clusters": CLUSTER_WINDOW + [f"{line}@{WORD_CONTEXT_MIN_COUNT}" for line in WORD_CONTEXT_CLUSTER_LINES],
+    "pos": {"clusters": CLUSTER_WINDOW + with_min_count(WORD_CONTEXT_CLUSTER_LINES, WORD_CONTEXT_MIN_COUNT),
             "probabilities": CASE_LINES,
-            "lemmas": LEMMA_LINES + [f"{line}@{WORD_CONTEXT_MIN_COUNT}" for line in WORD_CONTEXT_LEMMA_LINES]},
+            "lemmas": LEMMA_LINES + with_min_count(WORD_CONTEXT_LEMMA_LINES, WORD_CONTEXT_MIN_COUNT)},
     "ner": {"clusters": CLUSTER_WINDOW},
     "cws": {"words": DICTIONARY_LINES},
 }
