@@ -19,11 +19,11 @@ Usage::
 """
 from __future__ import annotations
 
-import itertools
 from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
+from structperc.errors import InputError
 from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.index import FeatureIndex
@@ -76,8 +76,10 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
     the weights after epoch e are those of an e-epoch run), with the tagger's update (``margin``, ``step``,
     ``C``) and partial labels, as its own fit trained; ``callback`` and ``progress`` report its epochs as
     `Tagger.fit`'s do. For choosing the number of epochs and of members on a development set."""
-    tagger.weights_.check_first_order("seed-averaged members")  # the members are trained first-order
-    validate({"seed_average": True, "two_stage": tagger.stage1_ is not None})
+    tagger.weights_.check_first_order("members trained here")  # the members are trained first-order
+    if tagger.stage1_ is not None:  # a second stage alone would read another first stage's column
+        raise InputError("member_weights trains one-stage members: average a two-stage tagger with "
+                         "train_seed_average")
     data = _training_instances(tagger, X, y)
     mask, end = masks(tagger.labels_, tagger.task_)
     for seed in seeds:
@@ -110,12 +112,6 @@ def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2
         raise TypeError("train_seed_average takes seeds=…, and no dev set")
     seeds = [int(s) for s in seeds]
     validate({**params, "seeds": seeds})
-    tagger = Tagger(seed=seeds[0], **params).fit(X, y, **(fit_params or {}))
-    if len(seeds) > 1:
-        epochs = tagger.provenance_["epochs"]
-        report = {k: v for k, v in (fit_params or {}).items() if k in ("callback", "progress")}
-        members = itertools.chain([tagger.weights_], (w for _, _, w in member_weights(
-            tagger, X, y, seeds=seeds[1:], epochs=[epochs], **report)))
-        tagger.weights_ = average_weights(members)  # summed as they come: one member at a time in memory
+    tagger = Tagger(seed=seeds[0], **params).fit(X, y, seeds=seeds, **(fit_params or {}))
     tagger.provenance_["seeds"] = seeds
     return tagger

@@ -175,16 +175,19 @@ class Tagger(Assessment):
             features: dict[str, str] | None = None, callback: Callback | None = None,
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
             resume: str | os.PathLike | None = None, workers: int = 1, mixing: str | None = None,
-            clusters: str | os.PathLike | None = None, dask: Any = None) -> "Tagger":
+            clusters: str | os.PathLike | None = None, dask: Any = None,
+            seeds: Sequence[int] | None = None) -> "Tagger":
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
         ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
         named, ``features`` maps more, e.g. ``{"pos": "pos_tags"}``. ``checkpoint_dir``/``resume``: save
         the trainer every epoch / continue such a run; ``workers`` > 1: `structperc.train.run.train_model`'s mixing (on
-        the Dask cluster ``dask`` if given); ``clusters``: a word clusters file for ``clu*`` templates."""
+        the Dask cluster ``dask`` if given); ``clusters``: a word clusters file for ``clu*`` templates;
+        ``seeds``: seed averaging (`structperc.ensemble.train_seed_average`, whose seeds are checked; the
+        first is the tagger's ``seed``)."""
         task = params.task_for(settings := self.get_params())
         run = dict(dev=dev is not None, checkpoint_dir=checkpoint_dir, resume=resume, workers=workers,
-                   mixing=mixing, dask=dask, clusters=clusters)
+                   mixing=mixing, dask=dask, clusters=clusters, seed_average=seeds is not None)
         params.check(settings, task, data=X, **run)
         lines = resolve_template(self.template if self.template is not None else task.template)
         resources: list = []
@@ -204,7 +207,7 @@ class Tagger(Assessment):
                                unknown=self.unknown_tag) if dev is not None else None
         learner = fitting.dictionary_learner(corpus, task, lines, None, self.unknown_tag, clusters, resources)
         self._fit_corpus(corpus, dev_corpus, X, task, lines, columns, learner, callback,
-                         checkpoint_dir, resume, progress, dict(workers=workers, mixing=mixing, dask=dask))
+                         checkpoint_dir, resume, progress, dict(workers=workers, mixing=mixing, dask=dask), seeds)
         self._record_resources()
         return self
 
@@ -220,9 +223,11 @@ class Tagger(Assessment):
     def _fit_corpus(self, corpus: Corpus, dev: Corpus | None, X: Any, task: Task, lines: list[str],
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
                     checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-                    progress: Progress | None = None, scale: dict | None = None) -> "Tagger":
+                    progress: Progress | None = None, scale: dict | None = None,
+                    seeds: Sequence[int] | None = None) -> "Tagger":
         """Learn the dictionary (jackknifed in when the templates read it), train, keep the result.
-        ``scale``: ``workers``, ``mixing`` and ``dask`` (a cluster that runs the mixing's shard epochs)."""
+        ``scale``: ``workers``, ``mixing`` and ``dask`` (a cluster that runs the mixing's shard epochs);
+        ``seeds``: the members of a seed-averaged model (`structperc.train.run.fit`)."""
         scale = dict(scale or {})
         dask = scale.pop("dask", None)
         if dask is not None:
@@ -234,7 +239,7 @@ class Tagger(Assessment):
         result = fitting.fit(corpus, dev, task=task, template_lines=lines, params=self._saved_params(),
                              dictionary=dictionary, dataset_columns=columns, callback=callback, progress=progress,
                              checkpoint_dir=checkpoint_dir, resume=resume,
-                             release=not isinstance(X, Corpus), **scale)
+                             release=not isinstance(X, Corpus), seeds=seeds, **scale)
         self._keep(result)
         if result.dev_history is not None:
             self.dev_history_ = result.dev_history

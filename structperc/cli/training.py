@@ -145,8 +145,8 @@ def _progress(epochs: int, quiet: bool):
               help="Seed averaging: train one model per seed on the same features and keep the mean of their weights "
                    "(the first seed fixes what --seed fixes; --epochs, or the epochs the first seed picks on "
                    "--dev-split, for every member). Opt-in: +0.2 F1 on CoNLL-2000's held-out tenth with --lang en "
-                   "(3 seeds), for three times the training time and twice the memory; first-order, one-stage "
-                   "taggers on one process.")
+                   "(3 seeds), for three times the training time and twice the memory; with --order 2 and "
+                   "--two-stage each stage is averaged. Taggers on one process.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, raw, checkpoint_dir, resume, init_model,

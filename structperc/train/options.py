@@ -157,7 +157,7 @@ _OPTIONS = (
     Option("workers", "--workers", None, Integer(1), default=1),
     Option("mixing", "--mixing", None, OneOf(MIXINGS, _choices(MIXINGS))),
     Option("seeds", "--seeds", None, Seeds()),
-    Option("seed_average"),  # a seed-averaging run whose seeds are checked already (`member_weights`)
+    Option("seed_average"),  # a seed-averaging run whose seeds are checked already (`Tagger.fit(seeds=…)`)
     # declared for their labels; their values are the task preset's, the rules' or a path's
     Option("task", "--task"), Option("scheme", "--scheme"), Option("encoding", "--encoding"),
     Option("columns", "--columns"), Option("tag_column", "--tag-column"), Option("template", "--template"),
@@ -343,10 +343,6 @@ RULES: tuple[Rule, ...] = (
          lambda g, found: f"the templates read learnt dictionary columns ({', '.join(found)}), whose jackknife "
                           "needs the whole training corpus in one place: not with the input read by the Dask "
                           "workers (--read-on-workers)"),
-    Rule("seed_average_first_order", lambda g: g.averages and g.get("order", 1) != 1,
-         "seed averaging trains first-order members: leave out order=2 (--order 2)"),
-    Rule("seed_average_one_stage", lambda g: g.averages and g.two_stage,
-         f"seed averaging trains one-stage members: leave out {spelled('two_stage')}"),
     Rule("seed_average_alone", lambda g: g.averages and [spelled(name) for name, given in (
         ("dev", g.get("dev")), ("task", g.get("task") == "cws" or g.segmenter), ("init_model", g.get("init_model")),
         ("workers", g.get("workers", 1) != 1), ("dask", g.get("dask")), ("checkpoint_dir", g.checkpoints),

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -44,6 +45,7 @@ from structperc.train.config import mixing_scale, order_of, validate
 from structperc.train.dictionaries import dictionary_learner as dictionary_learner
 from structperc.train.dictionaries import learnt_dictionary as learnt_dictionary
 from structperc.train.dictionaries import learnt_tag_dictionary
+from structperc.train.ensemble import average_weights
 from structperc.train.heap import release_free_memory
 from structperc.train.mixing import Shard
 from structperc.train.perceptron import partial_sentences
@@ -116,12 +118,15 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         dictionary: ColumnDictionary | None, dataset_columns: dict, callback: Callback | None = None,
         progress: Progress | None = None,
         checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
-        release: bool = False, workers: int = 1, mixing: str | None = None, runner: Runner | None = None) -> Fitted:
+        release: bool = False, workers: int = 1, mixing: str | None = None, runner: Runner | None = None,
+        seeds: Sequence[int] | None = None) -> Fitted:
     """Train on ``corpus``; with ``params["dev_split"]`` (and no ``dev``) first pick the number of
     epochs on a held-out fraction of it, then (``params["refit"]``) retrain on all of it. The
     temperature of the model's probabilities is fitted on ``dev`` or on that held-out fraction
     (`structperc.predict.calibrate`; not for a second-order model, which has no marginals).
-    ``workers`` > 1 trains both by iterative parameter mixing (see `train_model`)."""
+    ``workers`` > 1 trains both by iterative parameter mixing (see `train_model`). ``seeds`` (the first is
+    ``params["seed"]``): the model trained on all of ``corpus`` is the mean of one member per seed
+    (`train_model`); the epochs are picked by the first seed alone."""
     epochs = task.epochs
     dev_history, calibration = None, None
     if dev is None and params.get("dev_split"):
@@ -153,7 +158,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, release=release, workers=workers,
-                         mixing=mixing, runner=runner)
+                         mixing=mixing, runner=runner, seeds=seeds)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
     if dev is not None and order_of(params) == 1:
@@ -167,7 +172,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                 callback: Callback | None, progress: Progress | None = None,
                 checkpoint_dir: str | os.PathLike | None = None,
                 resume: str | os.PathLike | None = None, release: bool = False, workers: int = 1,
-                mixing: str | None = None, runner: Runner | None = None) -> Fitted:
+                mixing: str | None = None, runner: Runner | None = None, seeds: Sequence[int] | None = None) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
     columns are a tenth of training's peak memory.
@@ -177,7 +182,14 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     a different model from one worker's, the same for the same seed and workers. Its checkpoints
     resume only with the same workers and mixing; the model's provenance records both. ``runner`` runs the
     shards' epochs elsewhere (`structperc.dask.training.dask_runner`: on a Dask cluster, the same model
-    bit for bit)."""
+    bit for bit).
+
+    ``seeds`` (the first is ``params["seed"]``): seed averaging. After the first member, one more per seed
+    trains on the same instances from a fresh state, for as many epochs as the first one's (its best on
+    ``dev``), and the model's weights are the members' mean (`_members`); a two-stage model's first stage is
+    averaged the same way, and so is a second-order model's ``order2`` tensor."""
+    if seeds is not None and (not seeds or seeds[0] != params["seed"]):
+        raise ValueError(f"the first of the seeds {list(seeds)} must be the run's seed {params['seed']}")
     # the rules of what one run can combine, as every face checks them (`structperc.train.options`)
     validate({"order": order_of(params), "workers": workers, "mixing": mixing,
               "dask": None if runner is None else "a runner", "checkpoint_dir": checkpoint_dir, "resume": resume},
@@ -188,7 +200,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     if reads_stage_column(template_lines):
         stage: dict[str, Any] = dict(task=task, params=params, dictionary=dictionary,
                                      dataset_columns=dataset_columns, callback=None, progress=progress,
-                                     mixing=mixing)
+                                     mixing=mixing, seeds=seeds)
         if callback is not None:  # the first stage's epochs are reported, marked as its own
             stage["callback"] = lambda report: callback(dataclasses.replace(report, stage=1))
         first, corpus, dev = _first_stage(corpus, dev, first_stage_lines(template_lines), epochs, stage,
@@ -217,9 +229,34 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                  dictionary=dictionary, dataset_columns=dataset_columns)
     fitted = run_trainer(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
                   fingerprint, scale, runner)
+    del state
+    if seeds is not None and len(seeds) > 1:
+        fitted.model.weights = average_weights(itertools.chain([fitted.model.weights], _members(
+            data, index, len(labels), (mask, end), params, seeds[1:], fitted.best_epoch, callback, progress)))
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     fitted.model.stage1 = first
     return fitted
+
+
+def _members(data: Instances, index: FeatureIndex, n_labels: int, masks_: tuple[np.ndarray, np.ndarray],
+             params: dict, seeds: Sequence[int], epochs: int, callback: Callback | None,
+             progress: Progress | None) -> Iterator[Weights]:
+    """The averaged weights of one member per seed of ``seeds``, each trained ``epochs`` epochs on ``data``
+    from a fresh state with the run's trainer (its order and update rule) and only the order of the
+    sentences changed, each yielded once trained and its state freed (the mean holds one sum).
+
+    Averaging linear scorers averages their scores: the mean is the score-averaging ensemble of its
+    members at the size and speed of one (`structperc.ensemble`)."""
+    mask, end = masks_
+    for seed in seeds:
+        state = PerceptronState.fresh(index, n_labels, params.get("feature_set", "all"), data.feats.state, data.y,
+                                      allowed=data.allowed)
+        options = TrainOptions(mask, end, epochs=epochs, seed=seed, update=Update.of(params), order=order_of(params),
+                               callback=callback, consume=True, progress=progress)
+        weights, _ = trainer_for(options).train(data, state, options)
+        del state
+        yield weights
+        del weights
 
 
 def _first_stage(corpus: Corpus, dev: Corpus | None, lines: list[str], epochs: int, stage: dict[str, Any],

@@ -96,11 +96,6 @@ CASES = [
          "checkpoints: leave out checkpoint_dir (--checkpoint-dir) and resume (--resume)",
          cli=["--two-stage", "--checkpoint-dir", "CKPT"], commands={"two_stage": True, "checkpoint_dir": "CKPT"},
          tagger=({"two_stage": True}, {"checkpoint_dir": "CKPT"})),
-    Case("two-stage seed averaging", "seed averaging trains one-stage members: leave out two_stage (--two-stage)",
-         cli=["--seeds", "0,1", "--two-stage"], commands={"seeds": [0, 1], "two_stage": True},
-         seed_average={"two_stage": True}),
-    Case("order 2 seed averaging", "seed averaging trains first-order members: leave out order=2 (--order 2)",
-         cli=["--seeds", "0,1", "--order", "2"], commands={"seeds": [0, 1], "order": 2}, seed_average={"order": 2}),
     Case("repeated seeds", "seeds must be at least one non-negative integer, all distinct, got [1, 1]",
          cli=["--seeds", "1,1"], commands={"seeds": [1, 1]}, seed_average={"seeds": [1, 1]}),
     Case("seed averaging with a dev file and workers", "seed averaging (seeds, --seeds) trains every member on one "

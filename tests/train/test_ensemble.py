@@ -85,6 +85,37 @@ def test_the_streamed_mean_is_the_mean_of_the_members_held_at_once(n, seed, prun
     assert np.array_equal(got.trans, expected.trans) and np.array_equal(got.cond, expected.cond)
 
 
+def test_second_order_members_average_their_second_order_transitions():
+    """A second-order model's ``order2`` tensor is averaged with the rest (by hand: the mean of 1, 2 and 6 is 3);
+    members of different orders are refused."""
+    members = _weights(1.0, 2.0, 6.0)
+    for w, v in zip(members, (1.0, 2.0, 6.0)):
+        w.order2 = np.full((3, 3, 2), v, np.float32)
+    avg = average_weights(members)
+    assert avg.order == 2 and avg.order2 is not None and avg.order2.dtype == np.float32
+    assert np.all(avg.order2 == 3.0) and np.all(avg.trans == -3.0)
+    with pytest.raises(ValueError, match="orders"):
+        average_weights(_weights(1.0) + members[:1])
+
+
+def test_a_second_order_two_stage_average_is_the_mean_of_its_members():
+    """``--seeds`` with ``--order 2 --two-stage``: each stage's weights (the second-order tensor too) are the
+    mean of the taggers trained alone with each seed. A template without learnt dictionary columns (their
+    jackknife folds follow the first seed) and the second stage's training column from gold types: the seed
+    then only orders the sentences, so the members are exactly those taggers."""
+    kw = dict(KW, template=["w[0]", "lower(w[-1])", "shortshape(w[0])", "bias"], order=2, two_stage=True)
+    alone = [Tagger.train(WORDS, TAGS, seed=s, **kw) for s in (0, 1, 2)]
+    assert not np.array_equal(alone[0].weights_.order2, alone[1].weights_.order2)  # the seeds do differ
+    avg = train_seed_average(WORDS, TAGS, seeds=[0, 1, 2], **kw)
+    for got, members in ((avg.weights_, [t.weights_ for t in alone]),
+                         (avg.stage1_.weights, [t.stage1_.weights for t in alone])):
+        assert got.order == 2
+        for part in ("state", "trans", "order2"):
+            expected = sum(getattr(w, part).astype(np.float64) for w in members) / 3
+            assert np.allclose(getattr(got, part), expected, atol=1e-5), part
+    assert avg.provenance_["seeds"] == [0, 1, 2]
+
+
 def test_one_seed_is_a_plain_tagger():
     plain = Tagger.train(WORDS, TAGS, seed=3, **KW)
     one = train_seed_average(WORDS, TAGS, seeds=[3], **KW)

@@ -160,14 +160,24 @@ def test_partial_labels_are_refused(tmp_path):
         Tagger(task="chunk", template=TEMPLATE, epochs=1, order=2).fit(path)
 
 
-def test_continued_training_and_seed_averaging_are_refused(order2, chunk_files):
-    from structperc.ensemble import train_seed_average
-
+def test_continued_training_is_refused(order2, chunk_files):
     train, _ = chunk_files
     with pytest.raises(InputError, match="continued training"):
         order2.partial_fit(train, epochs=1)
-    with pytest.raises(InputError, match="seed averaging"):
-        train_seed_average(train, seeds=[0, 1], task="chunk", template=TEMPLATE, epochs=1, order=2)
+
+
+def test_seed_averaging_averages_second_order_members(chunk_files):
+    """Seed averaging of second-order taggers: the second-order tensor of the mean is the mean of the members'
+    (each a tagger trained alone with its seed), and the mean model decodes second-order."""
+    from structperc.ensemble import train_seed_average
+
+    train, _ = chunk_files
+    kw = dict(task="chunk", template=TEMPLATE, epochs=2, order=2)
+    members = [Tagger(seed=s, **kw).fit(train) for s in (0, 1)]
+    avg = train_seed_average(train, seeds=[0, 1], **kw)
+    expected = (members[0].weights_.order2.astype(np.float64) + members[1].weights_.order2) / 2
+    assert avg.weights_.order == 2 and np.allclose(avg.weights_.order2, expected, atol=1e-6)
+    assert len(avg.predict(train)) == len(members[0].predict(train))
 
 
 def test_cli_train_order_two_tag_eval_info(chunk_files, tmp_path):

@@ -160,11 +160,14 @@ def test_refusals(two_stage, tmp_path):
                          params={"two_stage": True, "seed": 0}, dask="local:2", workers=2)
 
 
-def test_seed_averaging_refuses_two_stages(two_stage):
+def test_seed_averaging_averages_both_stages_and_member_weights_refuses_them(two_stage):
+    """`train_seed_average` averages each stage of a two-stage tagger (checked member by member in
+    tests/train/test_ensemble.py); `member_weights`, which trains members of a fitted tagger's last stage alone,
+    refuses one: they would read another first stage's column."""
     from structperc.ensemble import member_weights, train_seed_average
 
-    with pytest.raises(InputError, match="one-stage"):
-        train_seed_average(X, Y, seeds=(0, 1), task="ner", columns=["word", "ner"], two_stage=True)
+    avg = train_seed_average(X, Y, seeds=(0, 1), task="ner", columns=["word", "ner"], two_stage=True)
+    assert avg.stage1_ is not None and avg.provenance_["seeds"] == [0, 1]
     with pytest.raises(InputError, match="one-stage"):
         next(member_weights(two_stage, X, Y, seeds=[1], epochs=[2]))
 
