@@ -303,6 +303,17 @@ def _lookup_keys(keys, slots, shift, query, offset, out) -> None:
     _ids_within("lookup_keys", "slot", slots, -1, keys.shape[0])
 
 
+def _find_words(text, query, qptr, slots, hashes, out) -> None:
+    name = "find_words"
+    _offsets(name, "wanted word offsets", qptr, query.shape[0])
+    n = qptr.shape[0] - 1
+    size = slots.shape[0]
+    _need(hashes.shape[0] == n and out.shape[0] == n, name, "one hash and one answer per wanted word")
+    _need(size >= 2 * n and size > 0 and size & (size - 1) == 0 and bool(np.all(slots == -1)), name,
+          "the slots must be an empty power of two at least twice the wanted words")
+    _need(text.shape[0] == 0 or int(text[-1]) == 10, name, "the stored words must end with a newline")
+
+
 def _rows_ascending(ptr, lab) -> None:
     _offsets("rows_ascending", "row offsets", ptr, lab.shape[0])
 
@@ -336,6 +347,7 @@ CONTRACTS: dict[str, Callable[..., None]] = {
     "build_table": _build_table,
     "build_key_slots": _build_key_slots,
     "lookup_keys": _lookup_keys,
+    "find_words": _find_words,
     "rows_ascending": _rows_ascending,
     "pad_rows": _pad_rows,
 }

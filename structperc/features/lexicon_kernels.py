@@ -32,6 +32,15 @@ _OFFSET = -3750763034362895579  # 14695981039346656037 as int64
 _PRIME = 1099511628211
 
 
+@njit(cache=True, nogil=True, inline="always")
+def same_run(a, a_start, b, b_start, length):
+    """Whether ``a[a_start:a_start + length]`` and ``b[b_start:b_start + length]`` hold the same values."""
+    for k in range(length):
+        if a[a_start + k] != b[b_start + k]:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _find(table, ent, codes, text, start, length, h):
     """Entry of ``text[start:start + length]`` (hash ``h``), or -1."""
@@ -41,15 +50,8 @@ def _find(table, ent, codes, text, start, length, h):
         e = table[slot]
         if e < 0:
             return -1
-        if ent[e, 1] == length:
-            off = ent[e, 0]
-            same = True
-            for k in range(length):
-                if codes[off + k] != text[start + k]:
-                    same = False
-                    break
-            if same:
-                return e
+        if ent[e, 1] == length and same_run(codes, ent[e, 0], text, start, length):
+            return e
         slot = (slot + 1) & mask
 
 

@@ -141,3 +141,37 @@ def test_scan_contract_takes_the_callers_newline_count():
         contract(*args(lines + 1), **known)  # room for every line: passes
         with pytest.raises(boundary.KernelInputError, match="room for"):
             contract(*args(lines), **known)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("text[:-1], query, qptr, slots(), hashes, out", "end with a newline"),
+    ("text, query, np.array([0, 1, 9]), slots(), hashes, out", "wanted word offsets"),
+    ("text, query, qptr, np.full(2, -1, np.int32), hashes, out", "twice the wanted words"),
+    ("text, query, qptr, np.full(6, -1, np.int32), hashes, out", "twice the wanted words"),
+    ("text, query, qptr, np.zeros(8, np.int32), hashes, out", "twice the wanted words"),
+    ("text, query, qptr, slots(), hashes, out[:1]", "one hash and one answer"),
+])
+def test_find_words_refuses_what_would_overrun_in_a_child(bad, message):
+    """`find_words` writes a slot per wanted word and reads the wanted words' bytes by their offsets: slots too
+    few or not empty, offsets past the bytes, a text without its final newline are refused before it runs."""
+    proc = run_child(f"""
+        import numpy as np
+        from structperc.compiled import loader, boundary
+        k = loader.aot("find_words")
+        if k is None:
+            print("no build"); raise SystemExit(0)
+        text = np.frombuffer(b"ab\\nc\\n", dtype=np.uint8)
+        query = np.frombuffer(b"abc", dtype=np.uint8)
+        qptr = np.array([0, 2, 3])
+        hashes, out = np.empty(2, np.int64), np.empty(2, np.int64)
+        def slots():
+            return np.full(8, -1, np.int32)
+        assert k(text, query, qptr, slots(), hashes, out) == 0 and out.tolist() == [0, 1]
+        try:
+            k({bad})
+        except boundary.KernelInputError as exc:
+            print("raised", exc)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(("raised kernel find_words", "no build")) and (
+        message in proc.stdout or "no build" in proc.stdout), proc.stdout

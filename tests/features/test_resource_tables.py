@@ -22,14 +22,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testkit import SAMPLE_TRAIN, expanded, first_sentences
 
+from structperc.compiled import loader
 from structperc.errors import InputError
 from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
+from structperc.features.resources import storage
 from structperc.features.resources.bands import MIN_BAND, UNKNOWN, WordBands, zipf_band
 from structperc.features.resources.lemmas import NONE, LemmaClasses
 from structperc.features.resources.storage import (
     PASSES_BEFORE_TABLE,
     StoredClasses,
+    find_words,
     pack_classes,
     pack_words,
     unpack_classes,
@@ -301,8 +304,13 @@ def test_lemma_classes_agree_with_the_tables(index, exc, rules, words):
     lc = LemmaClasses.from_tables(index, exc, rules)
     back = LemmaClasses.from_json(json_round_trip(lc.to_json()), arrays=lc.arrays())
     known = [w for table in (*index.values(), *exc.values()) for w in table]
-    for w in words + known + [w + "s" for w in known]:
+    everything = words + known + [w + "s" for w in known]
+    for w in everything:
         assert lc.classes(w) == back.classes(w) == oracle(index, exc, rules, w), w
+    if everything:  # a corpus's column: its words and the lemmas the rules lead to, looked up in the stored tables
+        loaded = LemmaClasses.from_json(json_round_trip(lc.to_json()), arrays=lc.arrays())
+        column = expanded(loaded.values(Corpus.from_sentences([everything])))["lpos"]
+        assert column == [oracle(index, exc, rules, w) for w in everything]
 
 
 # -- pack_classes / unpack_classes ----------------------------------------------------------------
@@ -362,6 +370,42 @@ def test_stored_lookups_agree_with_the_table(table, others, data):
         assert stored.lookup(queries) == expected   # the next builds the dictionary
         assert stored._table == table
         assert stored.lookup(queries) == expected
+
+
+needs_find_words = pytest.mark.skipif(loader.aot("find_words") is None, reason="the ahead-of-time build is absent")
+
+
+@needs_find_words
+def test_find_words_hand_cases():
+    """Each wanted word's line in the stored text (from 0), -1 when absent: a prefix, an extension, the empty
+    word and a multi-byte word are words like any other."""
+    data = "a\nab\n\n汉\nabc\n".encode()
+    assert find_words(data, ["ab", "", "汉", "b", "a", "abcd", "汉字"]).tolist() == [1, 2, 3, -1, 0, -1, -1]
+    assert find_words(b"", ["a"]).tolist() == [-1] and find_words(data, []).tolist() == []
+    with pytest.raises(ValueError, match="twice"):
+        find_words(b"a\nb\na\n", ["a"])
+    assert find_words(b"a\nb\na\n", ["b"]).tolist() == [1]  # a pass that never meets the repeated word
+
+
+@needs_find_words
+@given(st.lists(no_newline, unique=True, max_size=40), st.lists(no_newline, max_size=20), st.data())
+@settings(max_examples=200, deadline=None)
+def test_find_words_agrees_with_a_search_of_the_list(stored, others, data):
+    wanted = list(dict.fromkeys(data.draw(st.lists(st.sampled_from(stored or [""]), max_size=20)) + others))
+    text = "".join(w + "\n" for w in stored).encode()
+    assert find_words(text, wanted).tolist() == [stored.index(w) if w in stored else -1 for w in wanted]
+
+
+def test_stored_lookups_without_the_compiled_pass_split_the_words(monkeypatch):
+    """Without the ahead-of-time build the pass splits the stored words into strings: the same answers."""
+    table = {"b": "x", "a": "y", "汉字": "x", "": "z"}
+    queries = ["a", "汉字", "", "zz", "B"]
+    compiled = StoredClasses(*pack_classes(table)).lookup(queries)
+    monkeypatch.setattr(storage, "find_words", lambda data, words: None)
+    assert StoredClasses(*pack_classes(table)).lookup(queries) == compiled == {"a": "y", "汉字": "x", "": "z"}
+    twice = {"words": pack_words(["a", "a", "b"]), "counts": np.array([1, 2], np.int32)}
+    with pytest.raises(ValueError, match="twice"):
+        StoredClasses(["x", "y"], twice).lookup(["a"])
 
 
 def test_stored_tables_are_written_as_read():

@@ -11,16 +11,19 @@ class (Cutting et al. 1992) for every word of the lexicon, not only the training
 
 `LemmaClasses` is a `structperc.features.dictionary.ColumnDictionary` kept inside the model: the
 lemmas and irregular forms as arrays (`structperc.features.resources.storage.pack_classes`), the rules
-as JSON, with the resource's provenance.
+as JSON, with the resource's provenance. Tagging a file looks its words, and the lemmas the rules lead
+them to, up in the stored tables (`structperc.features.resources.storage.StoredClasses.lookup`) instead of
+building the tables' dictionaries at load.
 """
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from structperc.features.dictionary import with_columns, word_columns
+from structperc.features.resources.storage import StoredClasses
 from structperc.io.corpus import Corpus
 
 LEMMA_COLUMN = "lpos"
@@ -32,13 +35,25 @@ class LemmaClasses:
 
     columns = (LEMMA_COLUMN,)
 
-    def __init__(self, lemmas: dict[str, str], forms: dict[str, str], rules: dict[str, list[list[str]]], *,
-                 word: str = "word", resource: dict | None = None):
-        #: lemma → its classes ("noun|verb"); irregular form → its classes; class → [[suffix, replacement]]
-        self.lemmas, self.forms = dict(lemmas), dict(forms)
+    def __init__(self, lemmas: dict[str, str] | StoredClasses, forms: dict[str, str] | StoredClasses,
+                 rules: dict[str, list[list[str]]], *, word: str = "word", resource: dict | None = None):
+        # lemma → its classes ("noun|verb"); irregular form → its classes: kept as stored
+        self._lemmas, self._forms = (t if isinstance(t, StoredClasses) else StoredClasses.of(dict(t))
+                                     for t in (lemmas, forms))
+        #: class → [[suffix, replacement]]
         self.rules = {k: [[str(a), str(b)] for a, b in v] for k, v in rules.items()}
         self.word = word
         self.resource = dict(resource) if resource else None
+
+    @property
+    def lemmas(self) -> dict[str, str]:
+        """Lemma → its classes ("noun|verb"), the whole table."""
+        return self._lemmas.table()
+
+    @property
+    def forms(self) -> dict[str, str]:
+        """Irregular form → its classes, the whole table."""
+        return self._forms.table()
 
     @classmethod
     def from_tables(cls, index: dict[str, list[str]], exc: dict[str, dict[str, Any]],
@@ -61,52 +76,68 @@ class LemmaClasses:
                    word=word, resource=resource)
 
     @functools.cached_property
-    def _suffixes(self) -> list[tuple[str, int, dict[str, list[str]]]]:
-        """Per class, per suffix length, suffix → replacements: a word's rules in a few lookups."""
-        out: list[tuple[str, int, dict[str, list[str]]]] = []
+    def _by_length(self) -> list[tuple[int, dict[str, list[tuple[str, str]]]]]:
+        """Per suffix length (ascending), suffix → (class, replacement) of every rule: a word's rules in one
+        lookup per length."""
+        by_length: dict[int, dict[str, list[tuple[str, str]]]] = {}
         for pos, rules in self.rules.items():
-            by_length: dict[int, dict[str, list[str]]] = {}
             for old, new in rules:
-                by_length.setdefault(len(old), {}).setdefault(old, []).append(new)
-            out.extend((pos, n, table) for n, table in sorted(by_length.items()))
-        return out
+                by_length.setdefault(len(old), {}).setdefault(old, []).append((pos, new))
+        return sorted(by_length.items())
 
     def classes(self, word: str) -> str:
         """The parts of speech the lexicon allows ``word`` (lowercased): the classes it is a lemma or
         an exception form of, and those a suffix rule of a class leads from it to a lemma of."""
         w = word.lower()
-        lemma, form = self.lemmas.get(w), self.forms.get(w)
+        return self._classes(w, self._rule_lemmas(w), self.lemmas, self.forms)
+
+    def _rule_lemmas(self, w: str) -> list[tuple[str, str]]:
+        """(class, lemma) of each rule whose suffix ends the lowercased ``w`` (a word longer than the suffix):
+        the lemmas the rules could lead ``w`` to."""
+        size = len(w)
+        out: list[tuple[str, str]] = []
+        for n, table in self._by_length:
+            if size <= n:
+                break
+            hits = table.get(w[size - n:])
+            if hits:
+                stem = w[:size - n]
+                out.extend((pos, stem + new) for pos, new in hits)
+        return out
+
+    @staticmethod
+    def _classes(w: str, rule_lemmas: list[tuple[str, str]], lemmas: Mapping[str, str],
+                 forms: Mapping[str, str]) -> str:
+        """`classes` of the lowercased ``w`` and its `_rule_lemmas`, with tables that hold at least ``w`` and
+        those lemmas."""
+        lemma, form = lemmas.get(w), forms.get(w)
         found = set(lemma.split("|")) if lemma else set()
         if form:
             found.update(form.split("|"))
-        size = len(w)
-        for pos, n, table in self._suffixes:
-            if size <= n or pos in found:
-                continue
-            news = table.get(w[size - n:])
-            if not news:
-                continue
-            stem = w[:size - n]
-            for new in news:
-                classes = self.lemmas.get(stem + new)
+        for pos, candidate in rule_lemmas:
+            if pos not in found:
+                classes = lemmas.get(candidate)
                 if classes and pos in classes.split("|"):
                     found.add(pos)
-                    break
         return "|".join(sorted(found)) or NONE
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        return word_columns(corpus, self.word, {LEMMA_COLUMN: self.classes})
+        """The ``lpos`` column: the distinct words, lowercased, and the lemmas the rules lead them to are looked
+        up in one pass over each stored table."""
+        lowered = {w: w.lower() for w in corpus.factorize(self.word)[0]}
+        rules = {w: self._rule_lemmas(w) for w in set(lowered.values())}
+        lemmas = self._lemmas.lookup([*rules, *(c for pairs in rules.values() for _, c in pairs)])
+        forms = self._forms.lookup(rules)
+        return word_columns(corpus, self.word, {
+            LEMMA_COLUMN: lambda w: self._classes(lowered[w], rules[lowered[w]], lemmas, forms)})
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
-    @functools.cached_property
+    @property
     def _packed(self) -> tuple[tuple[list[str], dict[str, np.ndarray]], tuple[list[str], dict[str, np.ndarray]]]:
-        """The lemmas' and the forms' tables as `pack_classes` stores them (once: the JSON and the arrays both
-        need them)."""
-        from structperc.features.resources.storage import pack_classes
-
-        return pack_classes(self.lemmas), pack_classes(self.forms)
+        """The lemmas' and the forms' tables as `pack_classes` stores them (packed once, when made)."""
+        return self._lemmas.packed(), self._forms.packed()
 
     def to_json(self) -> dict:
         (lemma_classes, _), (form_classes, _) = self._packed
@@ -120,12 +151,10 @@ class LemmaClasses:
     @classmethod
     def from_json(cls, data: dict, word: str = "word", arrays: dict[str, np.ndarray] | None = None) \
             -> "LemmaClasses":
-        from structperc.features.resources.storage import unpack_classes
-
         if not isinstance(data, dict) or data.get("kind") != "lemma-classes":
             raise ValueError("not a table of lemma classes")
         arrays = arrays or {}
         part = {p: {k[len(p) + 1:]: a for k, a in arrays.items() if k.startswith(p + "_")} for p in ("lemmas", "forms")}
-        return cls(unpack_classes(list(data["lemma_classes"]), part["lemmas"]),
-                   unpack_classes(list(data["form_classes"]), part["forms"]), dict(data["rules"]), word=word,
+        return cls(StoredClasses(list(data["lemma_classes"]), part["lemmas"]),
+                   StoredClasses(list(data["form_classes"]), part["forms"]), dict(data["rules"]), word=word,
                    resource=data.get("resource"))

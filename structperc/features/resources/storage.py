@@ -15,7 +15,10 @@ from typing import Iterable
 
 import numpy as np
 
+from structperc.compiled import loader
+
 _SEP = "\n"
+_SEP_BYTE = _SEP.encode()
 
 
 def pack_words(words: Iterable[str]) -> np.ndarray:
@@ -41,15 +44,28 @@ def unpack_words(array: np.ndarray) -> list[str]:
 
 def _inflate(array: np.ndarray) -> str:
     """The text `pack_words` deflated, checked to be UTF-8 ending with the separator."""
+    return _decoded(_inflate_bytes(array))
+
+
+def _decoded(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"damaged word table ({e})") from None
+
+
+def _inflate_bytes(array: np.ndarray) -> bytes:
+    """The bytes `pack_words` deflated, checked to end with the separator (not decoded: a lookup compares
+    bytes, `find_words`)."""
     if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
         raise ValueError("a word table is a one-dimensional uint8 array")
     try:
-        text = zlib.decompress(array.tobytes()).decode("utf-8")
-    except (zlib.error, UnicodeDecodeError) as e:
+        data = zlib.decompress(array.tobytes())
+    except zlib.error as e:
         raise ValueError(f"damaged word table ({e})") from None
-    if text and not text.endswith(_SEP):
+    if data and not data.endswith(_SEP_BYTE):
         raise ValueError("damaged word table (no final separator)")
-    return text
+    return data
 
 
 def _split(text: str) -> list[str]:
@@ -72,15 +88,34 @@ def pack_classes(word_class: dict[str, str]) -> tuple[list[str], dict[str, np.nd
                      "counts": counts}
 
 
-def _checked(classes: list[str], arrays: dict[str, np.ndarray] | None) -> tuple[str, np.ndarray]:
+def _checked(classes: list[str], arrays: dict[str, np.ndarray] | None) -> tuple[bytes, np.ndarray]:
     """The inflated words of `pack_classes`'s arrays and the class counts, checked to agree."""
     if not arrays or "words" not in arrays or "counts" not in arrays:
         raise ValueError("the word table's arrays are missing")
-    data, counts = _inflate(arrays["words"]), np.asarray(arrays["counts"])
+    data, counts = _inflate_bytes(arrays["words"]), np.asarray(arrays["counts"])
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or len(counts) != len(classes) or (counts < 0).any() \
-            or int(counts.sum()) != data.count(_SEP):
+            or int(counts.sum()) != data.count(_SEP_BYTE):
         raise ValueError("the word table's class counts do not match its words")
     return data, counts
+
+
+def find_words(data: bytes, words: list[str]) -> np.ndarray | None:
+    """The line of ``data`` (stored words, each ending with a newline) holding each of ``words`` (distinct), -1
+    where none does, by the compiled pass of `structperc.features.resources.table_kernels`; None without the
+    ahead-of-time build (the caller splits the words instead). A word listed twice raises ValueError."""
+    kernel = loader.aot("find_words")
+    if kernel is None:
+        return None
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    qptr = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=qptr[1:])
+    slots = np.full(1 << max(1, (2 * len(encoded)).bit_length()), -1, dtype=np.int32)
+    out = np.empty(len(encoded), dtype=np.int64)
+    repeated = kernel(np.frombuffer(data, dtype=np.uint8), np.frombuffer(b"".join(encoded), dtype=np.uint8), qptr,
+                      slots, np.empty(len(encoded), dtype=np.int64), out)
+    if repeated:
+        raise ValueError("the word table lists a word twice")
+    return out
 
 
 def unpack_classes(classes: list[str], arrays: dict[str, np.ndarray] | None) -> dict[str, str]:
@@ -112,11 +147,11 @@ class StoredClasses:
     """
 
     def __init__(self, classes: list[str], arrays: dict[str, np.ndarray] | None):
-        text, self._counts = _checked(list(classes), arrays)
+        data, self._counts = _checked(list(classes), arrays)
         assert arrays is not None
         self._classes = list(classes)
         self._arrays: dict[str, np.ndarray] = {"words": arrays["words"], "counts": arrays["counts"]}
-        self._text: str | None = text  # inflated once to check it: the first pass reads it, then lets it go
+        self._data: bytes | None = data  # inflated once to check it: the first pass reads it, then lets it go
         self._table: dict[str, str] | None = None
         self._passes = 0
 
@@ -125,16 +160,19 @@ class StoredClasses:
         """A table made in memory, packed at once (its dictionary is built again only if lookups need it)."""
         made = cls.__new__(cls)
         made._classes, made._arrays = pack_classes(table)
-        made._counts, made._text, made._table, made._passes = made._arrays["counts"], None, None, 0
+        made._counts, made._data, made._table, made._passes = made._arrays["counts"], None, None, 0
         return made
 
     def __len__(self) -> int:
         """The number of words the table holds."""
         return int(self._counts.sum())
 
+    def _bytes(self) -> bytes:
+        data, self._data = self._data, None
+        return data if data is not None else _inflate_bytes(self._arrays["words"])
+
     def _words(self) -> list[str]:
-        text, self._text = self._text, None
-        return _split(text if text is not None else _inflate(self._arrays["words"]))
+        return _split(_decoded(self._bytes()))
 
     def table(self) -> dict[str, str]:
         """Word → class, the whole table (built on first use from the stored arrays)."""
@@ -152,8 +190,16 @@ class StoredClasses:
         needed = set(words)
         if self._table is None and self._passes < PASSES_BEFORE_TABLE:
             self._passes += 1
+            wanted = list(needed)
+            data = self._bytes()
+            lines = find_words(data, wanted)
+            if lines is not None:  # the compiled pass: no stored word becomes a string
+                hit = np.flatnonzero(lines >= 0)
+                of_class = np.searchsorted(np.cumsum(self._counts), lines[hit], side="right").tolist()
+                return {wanted[i]: self._classes[c] for i, c in zip(hit.tolist(), of_class)}
+            stored = _split(_decoded(data))
             found: dict[str, str] = {}
-            stored, start, n_hits = self._words(), 0, 0
+            start, n_hits = 0, 0
             for c, n in zip(self._classes, self._counts.tolist()):
                 hits = needed.intersection(stored[start:start + n])
                 found.update(dict.fromkeys(hits, c))
