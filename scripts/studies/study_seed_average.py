@@ -4,12 +4,16 @@
     python scripts/studies/study_seed_average.py                 # seeds 0,1,2; the chunk preset's epochs
     python scripts/studies/study_seed_average.py --lang en --seeds 3,4,5   # with the language resources
     python scripts/studies/study_seed_average.py --lang en --margin 0.5    # members of the margin perceptron
+    python scripts/studies/study_seed_average.py --lang en --order 2 --lemmas   # second order, the lexicon's classes
+    python scripts/studies/study_seed_average.py --lang en --order 2 --lemmas --xpos  # and the en-xpos column
 
 Protocol (nothing is chosen on a test file): CoNLL-2000 train.txt split as ``--dev-split 0.1`` splits it
 (the seeded tenth held out, the same permutation as `structperc.train.run.fit`'s); each seed's tagger and the
 average of their weights are trained on the other nine tenths for the preset's fixed number of epochs,
 and span F1 is scored on the held-out tenth. Prints each member, their mean, and the average's F1 with
-its training cost (one fit per member).
+its training cost (one fit per member). ``--lemmas`` adds the lexicon's parts of speech at −1, 0, +1 and
+``--xpos`` a second POS column, the shipped ``en-xpos`` model's tags (`study_lang_probes.with_xpos`), read as
+`study_lang_probes.XPOS_LINES` (both with ``--lang en``'s cluster window, the template then written out).
 """
 from __future__ import annotations
 
@@ -44,12 +48,26 @@ def main() -> None:
     ap.add_argument("--split-seed", type=int, default=0, help="seed of the held-out tenth")
     ap.add_argument("--lang", help="train with the language's resources (--lang)")
     ap.add_argument("--margin", type=float, default=0.0, help="the structured margin perceptron's margin (--margin)")
+    ap.add_argument("--order", type=int, default=1, help="the Markov order of the transitions (--order)")
+    ap.add_argument("--lemmas", action="store_true", help="add the lexicon's parts of speech (lpos) at -1, 0, +1")
+    ap.add_argument("--xpos", action="store_true", help="add the shipped en-xpos model's tags as a second POS column")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    params = dict(task="chunk", columns=["word", "pos", "chunk"], margin=args.margin,
-                  **({"lang": args.lang} if args.lang else {}))
+    params: dict = dict(task="chunk", columns=["word", "pos", "chunk"], margin=args.margin,
+                        **({"lang": args.lang} if args.lang else {}), **({"order": 2} if args.order == 2 else {}))
+    if args.lemmas or args.xpos:
+        from study_lang_probes import CLUSTER_WINDOW, LEMMA_LINES, XPOS_LINES, preset
+
+        params["template"] = preset("chunk") + CLUSTER_WINDOW + (XPOS_LINES if args.xpos else []) + (
+            LEMMA_LINES if args.lemmas else [])
     with tempfile.TemporaryDirectory() as tmp:
-        kept, held = write_split(CONLL / "train.txt", 0.1, args.split_seed, Path(tmp))
+        source = CONLL / "train.txt"
+        if args.xpos:
+            from study_lang_probes import with_xpos
+
+            source = with_xpos(source, Path(tmp) / "train.xpos.txt")
+            params["columns"] = ["word", "pos", "xp", "chunk"]
+        kept, held = write_split(source, 0.1, args.split_seed, Path(tmp))
         singles = []
         for s in seeds:
             started = time.perf_counter()
