@@ -12,6 +12,7 @@ on the same predictions.
 """
 from __future__ import annotations
 
+import ctypes
 import pickle
 import warnings
 
@@ -58,7 +59,11 @@ def data():
 
 @pytest.fixture(scope="module")
 def crf(data):
+    """The reference. CRFsuite's averaged perceptron shuffles with the C library's ``rand()``, whose state is
+    whatever the process's earlier calls left: the C generator is seeded first, so that the reference is the
+    same model whichever tests ran before (seeds 0-7 gave 5,740-5,891 state features)."""
     (X, y), _ = data
+    ctypes.CDLL(None).srand(1)
     return sklearn_crfsuite.CRF(algorithm="ap", max_iterations=10).fit(X, y)
 
 
@@ -122,7 +127,9 @@ def test_state_features_are_keyed_by_attribute_and_class(name, request):
         attr, label = key
         assert isinstance(attr, str) and attr in attrs
         assert label in classes, key
-        assert isinstance(value, float) and value != 0.0
+        # structperc lists the pairs with a non-zero weight; CRFsuite's averaged perceptron may keep a feature
+        # whose average came to exactly 0.0 (one of 5,824 in a CI run, with another state of rand())
+        assert isinstance(value, float) and (value != 0.0 or name == "crf")
     assert {lab for _, lab in sf} == classes  # every class has evidence on this data
 
 
@@ -148,7 +155,7 @@ def test_eli5_reads_the_inspection_attributes(name, request):
     for (attr, label), value in est.state_features_.items():
         coef[class_index[label], attr_index[attr]] = value
     trans = np.array([[est.transition_features_.get((a, b), 0.0) for b in est.classes_] for a in est.classes_])
-    assert np.count_nonzero(coef) == len(est.state_features_)
+    assert np.count_nonzero(coef) == sum(1 for v in est.state_features_.values() if v != 0.0)  # one cell per key
     assert np.count_nonzero(trans) > 0
 
 
