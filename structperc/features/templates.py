@@ -407,6 +407,8 @@ WORD_CONTEXT_MIN_COUNT = 3
 def with_min_count(lines: Sequence[str], n: int) -> list[str]:
     """``lines`` each with the count of its own ``@n`` (`Template.min_count`)."""
     return [f"{line}@{n}" for line in lines]
+
+
 _GENERIC = {"clusters": CLUSTER_WINDOW}
 #: An external dictionary's own lexicon columns (`structperc.features.resources.wordlist`), as the ``cws``
 #: preset reads the training lexicon's.

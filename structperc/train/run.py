@@ -223,8 +223,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
 
         state = load_checkpoint(resume, fingerprint, mask, end, epochs=epochs)
     else:
-        state = PerceptronState.fresh(index, len(labels), params.get("feature_set", "all"), data.feats.state,
-                                      data.y, allowed=data.allowed)
+        state = fresh_state(index, len(labels), params, data)
     model = dict(task=task, labels=labels, templates=lines, features=index, params=params,
                  dictionary=dictionary, dataset_columns=dataset_columns)
     fitted = run_trainer(model, data, state, epochs, dev, callback, progress, params["seed"], checkpoint_dir,
@@ -232,28 +231,31 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     del state
     if seeds is not None and len(seeds) > 1:
         fitted.model.weights = average_weights(itertools.chain([fitted.model.weights], _members(
-            data, index, len(labels), (mask, end), params, seeds[1:], fitted.best_epoch, callback, progress)))
+            model, data, seeds[1:], fitted.best_epoch, callback, progress)))
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     fitted.model.stage1 = first
     return fitted
 
 
-def _members(data: Instances, index: FeatureIndex, n_labels: int, masks_: tuple[np.ndarray, np.ndarray],
-             params: dict, seeds: Sequence[int], epochs: int, callback: Callback | None,
+def fresh_state(index: FeatureIndex, n_labels: int, params: dict, data: Instances,
+                extra: tuple[np.ndarray, np.ndarray] | None = None) -> PerceptronState:
+    """The zero state a run trains from: over ``index``'s attributes and ``n_labels`` labels, on the feature
+    set ``params`` name (`structperc.train.state.PerceptronState.fresh`) of the training ``data``."""
+    return PerceptronState.fresh(index, n_labels, params.get("feature_set", "all"), data.feats.state, data.y,
+                                 allowed=data.allowed, extra=extra)
+
+
+def _members(model: dict[str, Any], data: Instances, seeds: Sequence[int], epochs: int, callback: Callback | None,
              progress: Progress | None) -> Iterator[Weights]:
-    """The averaged weights of one member per seed of ``seeds``, each trained ``epochs`` epochs on ``data``
-    from a fresh state with the run's trainer (its order and update rule) and only the order of the
-    sentences changed, each yielded once trained and its state freed (the mean holds one sum).
+    """The averaged weights of one member per seed of ``seeds``, each trained ``epochs`` epochs on ``data`` by
+    the run's own trainer (`run_trainer`: its order and update rule) from a fresh state, only the order of the
+    sentences changed; each is yielded once trained, its state freed (the mean holds one sum).
 
     Averaging linear scorers averages their scores: the mean is the score-averaging ensemble of its
     members at the size and speed of one (`structperc.ensemble`)."""
-    mask, end = masks_
     for seed in seeds:
-        state = PerceptronState.fresh(index, n_labels, params.get("feature_set", "all"), data.feats.state, data.y,
-                                      allowed=data.allowed)
-        options = TrainOptions(mask, end, epochs=epochs, seed=seed, update=Update.of(params), order=order_of(params),
-                               callback=callback, consume=True, progress=progress)
-        weights, _ = trainer_for(options).train(data, state, options)
+        state = fresh_state(model["features"], len(model["labels"]), model["params"], data)
+        weights = run_trainer(model, data, state, epochs, None, callback, progress, seed).model.weights
         del state
         yield weights
         del weights
@@ -330,8 +332,7 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     sw = old.sparse
     old_rows = np.asarray(state_map, np.int64)[sw.rows()]
     old_labels = label_map[sw.labels.astype(np.int64)]
-    state = PerceptronState.fresh(model.features, L, model.params.get("feature_set", "all"), data.feats.state,
-                                  data.y, allowed=data.allowed, extra=(old_rows, old_labels))
+    state = fresh_state(model.features, L, model.params, data, extra=(old_rows, old_labels))
     state.W[state.pairs.positions(old_rows, old_labels)] = sw.values
     state.Wt[np.ix_(rows, label_map)] = old.trans
     state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
