@@ -28,7 +28,6 @@ from structperc.features.clusters import ClusterMap
 from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.index import FeatureIndex
 from structperc.features.instances import Instances, training_instances
-from structperc.features.task import masks
 from structperc.io.inputs import to_corpus
 from structperc.model.weights import Weights
 from structperc.tagger import Callback, Tagger
@@ -36,7 +35,6 @@ from structperc.train import run as fitting
 from structperc.train.config import validate
 from structperc.train.dictionaries import resource_tables
 from structperc.train.ensemble import average_weights
-from structperc.train.perceptron import PerceptronState, train_perceptron
 from structperc.train.run import Progress
 
 __all__ = ["average_weights", "member_weights", "train_seed_average"]
@@ -81,16 +79,14 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
         raise InputError("member_weights trains one-stage members: average a two-stage tagger with "
                          "train_seed_average")
     data = _training_instances(tagger, X, y)
-    mask, end = masks(tagger.labels_, tagger.task_)
+    fields = fitting.trained_fields(tagger.model_)
+    order = sorted(epochs)
     for seed in seeds:
-        state = PerceptronState.fresh(tagger.features_, len(tagger.labels_), tagger.feature_set, data.feats.state,
-                                      data.y)
-        order = sorted(epochs)
-        for e in order:
+        state = fitting.fresh_state(fields["features"], len(fields["labels"]), fields["params"], data)
+        for e in order:  # one run continued epoch to epoch: the run's own trainer (`fitting.run_trainer`)
             last = e == order[-1]  # the run ends here: average in place and free the sums before yielding
-            weights, _ = train_perceptron(data.feats, data.y, state, mask=mask, end=end, epochs=e, seed=seed,
-                                          allowed=data.allowed, margin=tagger.margin, step=tagger.step, C=tagger.C,
-                                          consume=last, callback=callback, progress=progress)
+            weights = fitting.run_trainer(fields, data, state, e, None, callback, progress, seed,
+                                          consume=last).model.weights
             if last:
                 del state
             yield seed, e, weights

@@ -309,6 +309,14 @@ def _stage_types(corpus: Corpus, task: Task, lines: list[str], epochs: int, stag
     return types.tolist()
 
 
+def trained_fields(model: Model, labels: list[str] | None = None) -> dict[str, Any]:
+    """The fields of a trained ``model`` that a run trains further from (`run_trainer`'s ``model``): all but
+    what training makes (weights, provenance) or fits afterwards (calibration, tag dictionary, stages);
+    ``labels`` replaces its labels (continued training's grown set)."""
+    return dict(task=model.task, labels=model.labels if labels is None else labels, templates=model.templates,
+                features=model.features, params=model.params, dictionary=model.dictionary,
+                dataset_columns=model.dataset_columns)
+
 
 def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epochs: int,
                       callback: Callback | None = None, progress: Progress | None = None) -> Fitted:
@@ -336,9 +344,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
     state.W[state.pairs.positions(old_rows, old_labels)] = sw.values
     state.Wt[np.ix_(rows, label_map)] = old.trans
     state.Wc[np.ix_(trans_map, rows, label_map)] = old.cond[:-1]
-    grown = dict(task=task, labels=label_set.labels, templates=model.templates, features=model.features,
-                 params=model.params, dictionary=model.dictionary, dataset_columns=model.dataset_columns)
-    fitted = run_trainer(grown, data, state, epochs, dev, callback, progress, model.params.get("seed", 0))
+    fitted = run_trainer(trained_fields(model, label_set.labels), data, state, epochs, dev, callback, progress,
+                         model.params.get("seed", 0))
     fitted.model.provenance.update(continued_from=dict(model.provenance), n_sentences=len(corpus),
                                    n_tokens=corpus.n_tokens)
     return fitted
@@ -376,12 +383,15 @@ def dev_scorer(dev: Corpus, features: Any, labels: list[str], task: Task,
 def run_trainer(model: dict[str, Any], data: Instances | None, state: PerceptronState, epochs: int, dev: Corpus | None,
                 callback: Callback | None, progress: Progress | None, seed: int,
                 checkpoint_dir: str | os.PathLike | None = None,
-                fingerprint: dict | None = None, scale: dict | None = None, runner: Runner | None = None) -> Fitted:
+                fingerprint: dict | None = None, scale: dict | None = None, runner: Runner | None = None,
+                consume: bool = True) -> Fitted:
     """Run the trainer from ``state`` and make the `Model` of ``model``'s fields with the weights
-    and provenance it gives (the one training loop of fit and continued training). The trainer is
-    the one the options choose (`structperc.train.trainer.trainer_for`): with ``scale``
-    (`mixing_scale`) iterative parameter mixing (on the shards the workers hold when ``data`` is
-    None), else the perceptron of the parameters' order and update rule."""
+    and provenance it gives (the one training loop of fit, continued training and seed-averaging
+    members). The trainer is the one the options choose (`structperc.train.trainer.trainer_for`): with
+    ``scale`` (`mixing_scale`) iterative parameter mixing (on the shards the workers hold when ``data``
+    is None), else the perceptron of the parameters' order and update rule. ``consume`` (the default):
+    the state is averaged in place and its sums freed; False keeps it, to train on to a later epoch
+    (`structperc.ensemble.member_weights`)."""
     task, labels, params = model["task"], model["labels"], model["params"]
     mask, end = masks(labels, task)
     dev_score, dev_rows = dev_scorer(dev, model["features"], labels, task, params.get("unknown_tag", "?")) \
@@ -400,7 +410,7 @@ def run_trainer(model: dict[str, Any], data: Instances | None, state: Perceptron
         on_epoch_end = Checkpointer(checkpoint_dir, fingerprint or {})
     options = TrainOptions(mask, end, epochs=epochs, seed=seed, update=Update.of(params), order=order_of(params),
                            mixing=_mixing(scale, data is None, runner), dev_score=dev_score, dev_rows=dev_rows,
-                           callback=report, on_epoch_end=on_epoch_end, consume=True, progress=progress)
+                           callback=report, on_epoch_end=on_epoch_end, consume=consume, progress=progress)
     weights, best_epoch = trainer_for(options).train(data, state, options)
     if scale and data is None:  # the shards and totals of the workers are no provenance
         scale = {k: v for k, v in scale.items() if k in ("workers", "mixing")}
