@@ -54,14 +54,33 @@ class LexiconMatcher:
 
     def __init__(self, words: Sequence[str], masks: np.ndarray | None = None):
         words = list(words)
-        self.masks = (np.full(len(words), -1, dtype=np.int64) if masks is None
-                      else np.ascontiguousarray(masks, dtype=np.int64))
-        if len(self.masks) != len(words):
-            raise ValueError(f"{len(words)} words but {len(self.masks)} masks")
         lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        self.ptr = np.zeros(len(words) + 1, dtype=np.int64)
+        self._build(code_points("".join(words)).astype(np.int64), lengths, masks)
+
+    @classmethod
+    def of_lines(cls, text: str) -> "LexiconMatcher":
+        """The matcher of the words of ``text``, each ended by a newline (the layout
+        `structperc.features.resources.storage.pack_words` stores), every word in every fold: the words
+        are cut from the text's code points, so no string is made per word (a dictionary of 10^5 words
+        is read at every load of a model)."""
+        if text and not text.endswith("\n"):
+            raise ValueError("every word must end with a newline")
+        points = code_points(text).astype(np.int64)
+        newline = points == ord("\n")
+        lengths = np.diff(np.flatnonzero(newline), prepend=-1) - 1
+        matcher = cls.__new__(cls)
+        matcher._build(points[~newline], lengths, None)
+        return matcher
+
+    def _build(self, codes: np.ndarray, lengths: np.ndarray, masks: np.ndarray | None) -> None:
+        """The hash table of the words ``codes`` holds one after the other (``lengths`` code points each)."""
+        self.masks = (np.full(len(lengths), -1, dtype=np.int64) if masks is None
+                      else np.ascontiguousarray(masks, dtype=np.int64))
+        if len(self.masks) != len(lengths):
+            raise ValueError(f"{len(lengths)} words but {len(self.masks)} masks")
+        self.ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=self.ptr[1:])
-        self.codes = code_points("".join(words)).astype(np.int64)
+        self.codes = codes
         long = lengths >= 2
         self.max_len = int(lengths[long].max()) if long.any() else 0
         capacity = int((lengths[long] - 1).sum())  # a word and its proper prefixes of length ≥ 2

@@ -241,6 +241,27 @@ def test_lemma_classes_values_on_a_corpus():
     assert expanded(lemma_classes(word="tok").values(other)) == {"lpos": ["verb", NONE]}
 
 
+def test_lemma_classes_remember_the_words_of_earlier_calls(monkeypatch):
+    from structperc.features.resources import lemmas as lemma_module
+
+    lc = lemma_classes()
+    first = Corpus.from_sentences([["The", "mice", "Walked"], ["runs"]])
+    want = {"lpos": [NONE, "noun", "verb", "noun|verb"]}
+    assert expanded(lc.values(first)) == want
+    assert lc._memo == {"the": NONE, "mice": "noun", "walked": "verb", "runs": "noun|verb"}
+    looked: list[list[str]] = []
+    real = lc._lemmas.lookup
+    monkeypatch.setattr(lc._lemmas, "lookup", lambda words: looked.append(sorted(words)) or real(words))
+    assert expanded(lc.values(first)) == want and looked == []  # every word remembered: no lookup
+    mixed = Corpus.from_sentences([["RUNS", "boxes", "the"]])
+    assert expanded(lc.values(mixed)) == {"lpos": ["noun|verb", "noun", NONE]}
+    assert looked == [["box", "boxe", "boxe", "boxes"]]  # the new word and its rules' lemmas only
+    # at the cap the memo stops growing; the answers stay right
+    monkeypatch.setattr(lemma_module, "MEMO_WORDS", len(lc._memo))
+    assert expanded(lc.values(Corpus.from_sentences([["tries", "happier"]]))) == {"lpos": ["verb", "adj"]}
+    assert "tries" not in lc._memo and len(lc._memo) == lemma_module.MEMO_WORDS
+
+
 def test_lemma_classes_round_trip_through_json_and_arrays():
     lc = lemma_classes(word="tok")
     data, arrays = json_round_trip(lc.to_json()), lc.arrays()
@@ -613,3 +634,34 @@ def test_dictionary_words_write_their_own_lexicon_columns_and_round_trip():
         DictionaryWords.from_json(d.to_json(), {})
     with pytest.raises(ValueError):
         DictionaryWords.from_json({**d.to_json(), "words": 4}, d.arrays())
+    with pytest.raises(ValueError, match="newline"):
+        DictionaryWords(["上海\n市"])
+
+
+def test_dictionary_words_read_from_their_stored_text_match_the_word_list():
+    """A loaded dictionary matches from the stored text's code points (`LexiconMatcher.of_lines`): the same
+    columns as the word list's lexicon, its arrays given back as stored, its words split only when asked."""
+    from structperc.features.lexicon import LexiconMatcher
+    from structperc.features.resources.wordlist import DictionaryWords
+    from structperc.io.segmented import char_corpus
+
+    words = ["上海", "上海市", "体育局", "局", "𠀋𠀋", "市体", "上海市体育局召开"]
+    d = DictionaryWords(words)
+    stored = d.arrays()
+    back = DictionaryWords.from_json(d.to_json(), stored)
+    assert back.arrays()["words"] is stored["words"]  # saved again as read
+    assert "words" not in back.__dict__  # not split by the load
+    corpus = char_corpus(["上海市体育局召开", "𠀋𠀋上海", "局"])
+    assert expanded(back.values(corpus)) == expanded(d.values(corpus))
+    want = LexiconMatcher(words).lengths(np.asarray([ord(c) for c in "上海市体育局召开"]), np.asarray([0, 8]))
+    got = LexiconMatcher.of_lines("".join(w + "\n" for w in words)).lengths(
+        np.asarray([ord(c) for c in "上海市体育局召开"]), np.asarray([0, 8]))
+    assert np.array_equal(got, want) and got[0, 0] == 8
+    assert back.words == words and back.n_words == 7
+    empty = LexiconMatcher.of_lines("")
+    assert empty.n_entries == 0 and not empty.lengths(np.asarray([1, 2]), np.asarray([0, 2])).any()
+    with pytest.raises(ValueError, match="newline"):
+        LexiconMatcher.of_lines("上海")
+    # tokens of more than one character take the word list's path, with the same columns
+    multi = Corpus.from_sentences([["上海", "市"]], extra={"char": [["上海", "市"]]})
+    assert expanded(back.values(multi)) == expanded(d.values(multi))

@@ -18,6 +18,7 @@ building the tables' dictionaries at load.
 from __future__ import annotations
 
 import functools
+from collections import ChainMap
 from typing import Any, Mapping
 
 import numpy as np
@@ -28,6 +29,9 @@ from structperc.io.corpus import Corpus
 
 LEMMA_COLUMN = "lpos"
 NONE = "-"
+#: Words whose classes `LemmaClasses.values` remembers (≈ 100 bytes each): an English tagger's steady
+#: vocabulary fits, an endless stream of new words stops adding at this many.
+MEMO_WORDS = 1 << 18
 
 
 class LemmaClasses:
@@ -44,6 +48,8 @@ class LemmaClasses:
         self.rules = {k: [[str(a), str(b)] for a, b in v] for k, v in rules.items()}
         self.word = word
         self.resource = dict(resource) if resource else None
+        #: lowercased word → its classes, for the words `values` has met
+        self._memo: dict[str, str] = {}
 
     @property
     def lemmas(self) -> dict[str, str]:
@@ -123,13 +129,21 @@ class LemmaClasses:
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
         """The ``lpos`` column: the distinct words, lowercased, and the lemmas the rules lead them to are looked
-        up in one pass over each stored table."""
+        up in one pass over each stored table; the classes of the words of earlier calls are remembered
+        (`MEMO_WORDS`), so a tagger that reads text after text (a service, a loop over documents) finds most
+        of a text's words there."""
         lowered = {w: w.lower() for w in corpus.factorize(self.word)[0]}
-        rules = {w: self._rule_lemmas(w) for w in set(lowered.values())}
-        lemmas = self._lemmas.lookup([*rules, *(c for pairs in rules.values() for _, c in pairs)])
-        forms = self._forms.lookup(rules)
-        return word_columns(corpus, self.word, {
-            LEMMA_COLUMN: lambda w: self._classes(lowered[w], rules[lowered[w]], lemmas, forms)})
+        memo = self._memo
+        rules = {w: self._rule_lemmas(w) for w in set(lowered.values()) if w not in memo}
+        found: dict[str, str] = {}
+        if rules:
+            lemmas = self._lemmas.lookup([*rules, *(c for pairs in rules.values() for _, c in pairs)])
+            forms = self._forms.lookup(rules)
+            found = {w: self._classes(w, pairs, lemmas, forms) for w, pairs in rules.items()}
+            if len(memo) + len(found) <= MEMO_WORDS:
+                memo.update(found)
+        known = ChainMap(found, memo)
+        return word_columns(corpus, self.word, {LEMMA_COLUMN: lambda w: known[lowered[w]]})
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)

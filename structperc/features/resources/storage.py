@@ -39,11 +39,12 @@ def pack_words(words: Iterable[str]) -> np.ndarray:
 
 def unpack_words(array: np.ndarray) -> list[str]:
     """The words `pack_words` stored; damage raises ValueError."""
-    return _split(_inflate(array))
+    return _split(unpack_text(array))
 
 
-def _inflate(array: np.ndarray) -> str:
-    """The text `pack_words` deflated, checked to be UTF-8 ending with the separator."""
+def unpack_text(array: np.ndarray) -> str:
+    """The text `pack_words` deflated, checked to be UTF-8 ending with the separator, not split (a caller that
+    reads the words from the text's code points makes no string per word); damage raises ValueError."""
     return _decoded(_inflate_bytes(array))
 
 

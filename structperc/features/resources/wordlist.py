@@ -15,57 +15,82 @@ provenance.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
 from structperc.features.dictionary import with_columns
-from structperc.features.lexicon import SegmentationDictionary
+from structperc.features.lexicon import MAX_VALUE, SegmentationDictionary
+from structperc.features.lexicon_match import LexiconMatcher
 from structperc.io.corpus import Corpus
 
 DICTIONARY_COLUMNS = ("dicb", "dice", "dicm")
 
 
 class DictionaryWords:
-    """Writes `DICTIONARY_COLUMNS` of the character column from a fixed word list."""
+    """Writes `DICTIONARY_COLUMNS` of the character column from a fixed word list.
+
+    The words are held as the text `structperc.features.resources.storage.pack_words` stores (each ended by a
+    newline): a model's dictionary (jieba's: 136,547 words) is matched from that text's code points
+    (`structperc.features.lexicon_match.LexiconMatcher.of_lines`), so a load makes no string per word; the
+    list of words is made only when asked (`words`), or for tokens of more than one character."""
 
     columns = DICTIONARY_COLUMNS
 
-    def __init__(self, words: list[str], *, resource: dict | None = None):
+    def __init__(self, words: Iterable[str], *, resource: dict | None = None):
         # kept as given (a resource's words come sorted and unique; sorting them again at every load of a
         # model cost a tenth of a second)
-        self.words = list(words)
+        words = list(words)
+        if any("\n" in w for w in words):
+            raise ValueError("a stored word cannot hold a newline")
+        self._text = "".join(w + "\n" for w in words)
+        self._packed: np.ndarray | None = None
         self.resource = dict(resource) if resource else None
 
     @functools.cached_property
+    def words(self) -> list[str]:
+        """The words, in the order given."""
+        return self._text.split("\n")[:-1]
+
+    @property
+    def n_words(self) -> int:
+        return self._text.count("\n")
+
+    @functools.cached_property
+    def _matcher(self) -> LexiconMatcher:
+        return LexiconMatcher.of_lines(self._text)
+
+    @functools.cached_property
     def _lexicon(self) -> SegmentationDictionary:
-        """The words as a segmentation lexicon: its three columns (compiled, with the slow path for tokens
-        of more than one character) are these columns under other names."""
+        """The words as a segmentation lexicon, for tokens of more than one character (which the compiled
+        matcher does not take): its three columns are these columns under other names."""
         return SegmentationDictionary(self.words)
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        return dict(zip(DICTIONARY_COLUMNS, self._lexicon.values(corpus).values()))
+        coded = self._matcher.columns(corpus, max_value=MAX_VALUE)
+        return dict(zip(DICTIONARY_COLUMNS, (coded if coded is not None else self._lexicon.values(corpus)).values()))
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
 
     def to_json(self) -> dict:
-        return {"kind": "dictionary-words", "resource": self.resource, "words": len(self.words)}
+        return {"kind": "dictionary-words", "resource": self.resource, "words": self.n_words}
 
     def arrays(self) -> dict[str, np.ndarray]:
         from structperc.features.resources.storage import pack_words
 
-        return {"words": pack_words(self.words)}
+        return {"words": self._packed if self._packed is not None else pack_words(self.words)}
 
     @classmethod
     def from_json(cls, data: dict, arrays: dict[str, np.ndarray] | None = None) -> "DictionaryWords":
-        from structperc.features.resources.storage import unpack_words
+        from structperc.features.resources.storage import unpack_text
 
         if not isinstance(data, dict) or data.get("kind") != "dictionary-words":
             raise ValueError("not a dictionary's word list")
         if not arrays or "words" not in arrays:
             raise ValueError("the dictionary's words are missing")
-        words = unpack_words(arrays["words"])
-        if len(words) != data.get("words"):
+        out = cls((), resource=data.get("resource"))
+        out._text, out._packed = unpack_text(arrays["words"]), arrays["words"]
+        if out.n_words != data.get("words"):
             raise ValueError("the dictionary's word count does not match its words")
-        return cls(words, resource=data.get("resource"))
+        return out
