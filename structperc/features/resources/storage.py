@@ -173,8 +173,9 @@ class StoredClasses:
         data, self._data = self._data, None
         return data if data is not None else _inflate_bytes(self._arrays["words"])
 
-    def _words(self) -> list[str]:
-        return _split(_decoded(self._bytes()))
+    def _words(self, data: bytes | None = None) -> list[str]:
+        """The stored words, in order, from the inflated ``data`` (by default inflated here)."""
+        return _split(_decoded(self._bytes() if data is None else data))
 
     def table(self) -> dict[str, str]:
         """Word → class, the whole table (built on first use from the stored arrays)."""
@@ -199,7 +200,7 @@ class StoredClasses:
                 hit = np.flatnonzero(lines >= 0)
                 of_class = np.searchsorted(np.cumsum(self._counts), lines[hit], side="right").tolist()
                 return {wanted[i]: self._classes[c] for i, c in zip(hit.tolist(), of_class)}
-            stored = _split(_decoded(data))
+            stored = self._words(data)
             found: dict[str, str] = {}
             start, n_hits = 0, 0
             for c, n in zip(self._classes, self._counts.tolist()):
