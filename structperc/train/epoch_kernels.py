@@ -25,8 +25,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from structperc.compiled.intrinsics import prefetch
-from structperc.decode.score_kernels import viterbi_step
+from structperc.decode.score_kernels import prefetch_ahead, viterbi_step
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`): C-contiguous
 #: arrays of exactly these dtypes, which `structperc.train.perceptron` guarantees.
@@ -277,55 +276,6 @@ def _add(X, XT, row, g_prev, g, delta, c, ptr, lab, act, full, W, U, Wt, Ut, Wc,
         if at >= 0:
             Wc[at, g_prev, g] += delta
             Uc[at, g_prev, g] += c * delta
-
-
-@njit(cache=True, nogil=True)
-def prefetch_offsets(X, a, b, ptr):
-    """First stage of the prefetch pipeline: the row offsets of the attributes of tokens ``a:b``."""
-    for i in range(a, b):
-        for k in range(X.shape[1]):
-            at = X[i, k]
-            if at >= 0:
-                prefetch(ptr, at)
-
-
-@njit(cache=True, nogil=True)
-def prefetch_weights(X, a, b, ptr, lab, W, L):
-    """Second stage: the weights (and, for short rows, the labels) of the attributes of tokens
-    ``a:b``, whose offsets the first stage fetched a sentence earlier."""
-    dense = lab.shape[0] == (ptr.shape[0] - 1) * L
-    for i in range(a, b):
-        for k in range(X.shape[1]):
-            at = X[i, k]
-            if at >= 0:
-                if dense:
-                    lo = at * L
-                    hi = lo + L
-                else:
-                    lo = ptr[at]
-                    hi = ptr[at + 1]
-                if hi > lo:
-                    prefetch(W, lo)
-                    prefetch(W, hi - 1)
-                    if hi - lo != L:
-                        prefetch(lab, lo)
-
-
-@njit(cache=True, nogil=True)
-def prefetch_ahead(order, i, sent_ptr, X, ptr, lab, W, L, dense):
-    """The software pipeline of prefetches (see `structperc.compiled.intrinsics`) at step ``i`` of an
-    epoch over ``order``: the row offsets of sentence i + 2 and the weights of sentence i + 1 are on
-    their way while sentence i is decoded (at i = 0, first the offsets of sentences 0 and 1). Rows of
-    the ``dense`` feature set have computed offsets: nothing to fetch for them."""
-    n = order.shape[0]
-    if not dense:
-        if i == 0:
-            for j in range(min(n, 2)):
-                prefetch_offsets(X, sent_ptr[order[j]], sent_ptr[order[j] + 1], ptr)
-        if i + 2 < n:
-            prefetch_offsets(X, sent_ptr[order[i + 2]], sent_ptr[order[i + 2] + 1], ptr)
-    if i + 1 < n:
-        prefetch_weights(X, sent_ptr[order[i + 1]], sent_ptr[order[i + 1] + 1], ptr, lab, W, L)
 
 
 @njit(cache=True, nogil=True)

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from structperc.compiled.pair_viterbi import pair_viterbi, transition_lists
-from structperc.train.epoch_kernels import _add, prefetch_ahead, sentence_scores
+from structperc.decode.score_kernels import prefetch_ahead
+from structperc.train.epoch_kernels import _add, sentence_scores
 
 #: Exported signatures of the ahead-of-time build (`structperc.compiled.build`): the epoch is built into
 #: ``structperc._aot`` beside the first-order one, whose digest covers the kernels it shares.
