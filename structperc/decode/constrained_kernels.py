@@ -29,7 +29,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from structperc.decode.score_kernels import backtrack, is_dense, longest, state_scores, transition_table, viterbi_step
+from structperc.decode.score_kernels import (
+    backtrack,
+    is_dense,
+    longest,
+    prefetch_ahead,
+    state_scores,
+    transition_table,
+    viterbi_step,
+)
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {
@@ -69,7 +77,9 @@ def decode_corpus_allowed(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, 
     labs = np.empty((size, L), dtype=np.int64)   # allowed labels of each position, ascending
     m = np.empty(size, dtype=np.int64)           # how many
     vector_pairs = VECTOR_PAIRS_PER_LABEL * L
+    order = np.arange(n)  # the sentences in turn, for the prefetches
     for s in range(n):
+        prefetch_ahead(order, s, sent_ptr, X, ptr, lab, W, L, dense)
         a = sent_ptr[s]
         T = sent_ptr[s + 1] - a
         if T == 0:

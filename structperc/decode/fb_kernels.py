@@ -67,7 +67,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from structperc.decode.score_kernels import is_dense, longest, state_scores, transition_table
+from structperc.decode.score_kernels import is_dense, longest, prefetch_ahead, state_scores, transition_table
 
 #: Exported signatures of the ahead-of-time build (see `structperc.compiled.build`).
 AOT_EXPORTS = {
@@ -362,7 +362,9 @@ def fb_corpus_budget(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, inv_tau, allow
         endv[j] = np.exp(x)
         if x < _UNDERFLOW and x > -np.inf:
             lossy_corpus = True
+    order = np.arange(n)  # the sentences in turn, for the prefetches
     for s in range(n):
+        prefetch_ahead(order, s, sent_ptr, X, ptr, lab, W, L, dense)
         a = sent_ptr[s]
         T = sent_ptr[s + 1] - a
         if T == 0:

@@ -62,6 +62,7 @@ from structperc.decode.score_kernels import (
     best_last,
     is_dense,
     longest,
+    prefetch_ahead,
     state_scores,
     transition_table,
     viterbi_step,
@@ -377,7 +378,9 @@ def nbest_counted(X, XT, sent_ptr, ptr, lab, W, base, Wc, end, allowed, k, ids, 
     chain = np.empty(max_len, dtype=np.int32)
     codes = np.empty(kk, dtype=np.int64)
     fvals = np.empty(kk)
+    order = np.arange(n)  # the sentences in turn, for the prefetches
     for s in range(n):
+        prefetch_ahead(order, s, sent_ptr, X, ptr, lab, W, L, dense)
         a = sent_ptr[s]
         T = sent_ptr[s + 1] - a
         for r in range(k):
