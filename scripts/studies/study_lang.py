@@ -97,6 +97,9 @@ FAMILY = {
         # the same with the word-context conjunctions' attributes seen once (@2) or twice (@3) left out: two
         # thirds of their 234,000 attributes on EWT are seen once, each a weight slot per label
         **{f"window+lemmas+case+context@{n}": counted(CONTEXT, n) for n in (2, 3)},
+        # the same with the cluster prefixes at the word alone (the window's ±1 prefixes cost tagging time)
+        "centre+lemmas+case+context@3": counted(window(0, 0) + WORD_CONTEXT_CLUSTER_LINES + CASE_LINES + LEMMA_LINES
+                                                + WORD_CONTEXT_LEMMA_LINES, 3),
         "preset": language_lines(None, "pos", ["clusters", "probabilities", "lemmas"])}},
     "ner": {"corpus": "esp", "lang": "es", "variants": {
         **COMMON, "window+shape": window(-1, 1) + ["clu10[0]|shortshape(w[0])", "clu[0]|shortshape(w[0])",
