@@ -79,18 +79,7 @@ def member_weights(tagger: Tagger, X: Any, y: Any = None, *, seeds: Sequence[int
         raise InputError("member_weights trains one-stage members: average a two-stage tagger with "
                          "train_seed_average")
     data = _training_instances(tagger, X, y)
-    fields = fitting.trained_fields(tagger.model_)
-    order = sorted(epochs)
-    for seed in seeds:
-        state = fitting.fresh_state(fields["features"], len(fields["labels"]), fields["params"], data)
-        for e in order:  # one run continued epoch to epoch: the run's own trainer (`fitting.run_trainer`)
-            last = e == order[-1]  # the run ends here: average in place and free the sums before yielding
-            weights = fitting.run_trainer(fields, data, state, e, None, callback, progress, seed,
-                                          consume=last).model.weights
-            if last:
-                del state
-            yield seed, e, weights
-            del weights  # the caller keeps what it needs
+    yield from fitting.seed_members(fitting.trained_fields(tagger.model_), data, seeds, epochs, callback, progress)
 
 
 def train_seed_average(X: Any, y: Any = None, *, seeds: Sequence[int] = (0, 1, 2, 3),

@@ -186,7 +186,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
 
     ``seeds`` (the first is ``params["seed"]``): seed averaging. After the first member, one more per seed
     trains on the same instances from a fresh state, for as many epochs as the first one's (its best on
-    ``dev``), and the model's weights are the members' mean (`_members`); a two-stage model's first stage is
+    ``dev``), and the model's weights are the members' mean (`seed_members`); a two-stage model's first stage is
     averaged the same way, and so is a second-order model's ``order2`` tensor."""
     if seeds is not None and (not seeds or seeds[0] != params["seed"]):
         raise ValueError(f"the first of the seeds {list(seeds)} must be the run's seed {params['seed']}")
@@ -230,8 +230,8 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                   fingerprint, scale, runner)
     del state
     if seeds is not None and len(seeds) > 1:
-        fitted.model.weights = average_weights(itertools.chain([fitted.model.weights], _members(
-            model, data, seeds[1:], fitted.best_epoch, callback, progress)))
+        members = seed_members(model, data, seeds[1:], [fitted.best_epoch], callback, progress)
+        fitted.model.weights = average_weights(itertools.chain([fitted.model.weights], (w for _, _, w in members)))
     fitted.model.provenance.update(n_sentences=n_sentences, n_tokens=n_tokens)
     fitted.model.stage1 = first
     return fitted
@@ -245,20 +245,24 @@ def fresh_state(index: FeatureIndex, n_labels: int, params: dict, data: Instance
                                  allowed=data.allowed, extra=extra)
 
 
-def _members(model: dict[str, Any], data: Instances, seeds: Sequence[int], epochs: int, callback: Callback | None,
-             progress: Progress | None) -> Iterator[Weights]:
-    """The averaged weights of one member per seed of ``seeds``, each trained ``epochs`` epochs on ``data`` by
-    the run's own trainer (`run_trainer`: its order and update rule) from a fresh state, only the order of the
-    sentences changed; each is yielded once trained, its state freed (the mean holds one sum).
-
-    Averaging linear scorers averages their scores: the mean is the score-averaging ensemble of its
-    members at the size and speed of one (`structperc.ensemble`)."""
+def seed_members(model: dict[str, Any], data: Instances, seeds: Sequence[int], epochs: Sequence[int],
+                 callback: Callback | None, progress: Progress | None) -> Iterator[tuple[int, int, Weights]]:
+    """``(seed, epoch, averaged weights)`` of one member per seed of ``seeds``, after each of ``epochs``: each
+    member trains on ``data`` by the run's own trainer (`run_trainer`: its order and update rule) from a fresh
+    state, only the order of the sentences changed, one run continued epoch to epoch (the weights after epoch
+    e are those of an e-epoch run); after its last epoch its state is averaged in place and freed, so a mean
+    holds one sum (`structperc.ensemble`: averaging linear scorers averages their scores, the ensemble of the
+    members at the size and speed of one)."""
+    order = sorted(epochs)
     for seed in seeds:
         state = fresh_state(model["features"], len(model["labels"]), model["params"], data)
-        weights = run_trainer(model, data, state, epochs, None, callback, progress, seed).model.weights
-        del state
-        yield weights
-        del weights
+        for e in order:
+            last = e == order[-1]
+            weights = run_trainer(model, data, state, e, None, callback, progress, seed, consume=last).model.weights
+            if last:
+                del state
+            yield seed, e, weights
+            del weights  # the caller keeps what it needs
 
 
 def _first_stage(corpus: Corpus, dev: Corpus | None, lines: list[str], epochs: int, stage: dict[str, Any],
@@ -391,7 +395,7 @@ def run_trainer(model: dict[str, Any], data: Instances | None, state: Perceptron
     ``scale`` (`mixing_scale`) iterative parameter mixing (on the shards the workers hold when ``data``
     is None), else the perceptron of the parameters' order and update rule. ``consume`` (the default):
     the state is averaged in place and its sums freed; False keeps it, to train on to a later epoch
-    (`structperc.ensemble.member_weights`)."""
+    (`seed_members`)."""
     task, labels, params = model["task"], model["labels"], model["params"]
     mask, end = masks(labels, task)
     dev_score, dev_rows = dev_scorer(dev, model["features"], labels, task, params.get("unknown_tag", "?")) \
