@@ -29,17 +29,31 @@ def pack_words(words: Iterable[str]) -> np.ndarray:
     >>> unpack_words(pack_words(["a", "b c", "汉字"]))
     ['a', 'b c', '汉字']
     """
+    return pack_text(words_text(words))
+
+
+def words_text(words: Iterable[str]) -> str:
+    """The text `pack_words` stores: every word ended by the separator (a newline), so that no words and one
+    empty word differ; a word holding a newline raises ValueError."""
     words = list(words)
     if any(_SEP in w for w in words):
         raise ValueError("a stored word cannot hold a newline")
-    # every word ends with the separator, so that no words and one empty word differ
-    data = zlib.compress("".join(w + _SEP for w in words).encode("utf-8"), 9)
-    return np.frombuffer(data, dtype=np.uint8).copy()
+    return "".join(w + _SEP for w in words)
+
+
+def pack_text(text: str) -> np.ndarray:
+    """A `words_text` deflated, as `pack_words` stores it."""
+    return np.frombuffer(zlib.compress(text.encode("utf-8"), 9), dtype=np.uint8).copy()
+
+
+def count_words(text: str) -> int:
+    """How many words a `words_text` holds, without splitting it."""
+    return text.count(_SEP)
 
 
 def unpack_words(array: np.ndarray) -> list[str]:
     """The words `pack_words` stored; damage raises ValueError."""
-    return _split(unpack_text(array))
+    return text_words(unpack_text(array))
 
 
 def unpack_text(array: np.ndarray) -> str:
@@ -69,7 +83,8 @@ def _inflate_bytes(array: np.ndarray) -> bytes:
     return data
 
 
-def _split(text: str) -> list[str]:
+def text_words(text: str) -> list[str]:
+    """The words of a `words_text`, in order."""
     return text.split(_SEP)[:-1]
 
 
@@ -175,7 +190,7 @@ class StoredClasses:
 
     def _words(self, data: bytes | None = None) -> list[str]:
         """The stored words, in order, from the inflated ``data`` (by default inflated here)."""
-        return _split(_decoded(self._bytes() if data is None else data))
+        return text_words(_decoded(self._bytes() if data is None else data))
 
     def table(self) -> dict[str, str]:
         """Word → class, the whole table (built on first use from the stored arrays)."""

@@ -22,6 +22,7 @@ import numpy as np
 from structperc.features.dictionary import with_columns
 from structperc.features.lexicon import MAX_VALUE, SegmentationDictionary
 from structperc.features.lexicon_match import LexiconMatcher
+from structperc.features.resources.storage import count_words, pack_text, text_words, unpack_text, words_text
 from structperc.io.corpus import Corpus
 
 DICTIONARY_COLUMNS = ("dicb", "dice", "dicm")
@@ -30,8 +31,8 @@ DICTIONARY_COLUMNS = ("dicb", "dice", "dicm")
 class DictionaryWords:
     """Writes `DICTIONARY_COLUMNS` of the character column from a fixed word list.
 
-    The words are held as the text `structperc.features.resources.storage.pack_words` stores (each ended by a
-    newline): a model's dictionary (jieba's: 136,547 words) is matched from that text's code points
+    The words are held as the text `structperc.features.resources.storage.pack_words` stores (`words_text`: each
+    ended by a newline): a model's dictionary (jieba's: 136,547 words) is matched from that text's code points
     (`structperc.features.lexicon_match.LexiconMatcher.of_lines`), so a load makes no string per word; the
     list of words is made only when asked (`words`), or for tokens of more than one character."""
 
@@ -40,21 +41,18 @@ class DictionaryWords:
     def __init__(self, words: Iterable[str], *, resource: dict | None = None):
         # kept as given (a resource's words come sorted and unique; sorting them again at every load of a
         # model cost a tenth of a second)
-        words = list(words)
-        if any("\n" in w for w in words):
-            raise ValueError("a stored word cannot hold a newline")
-        self._text = "".join(w + "\n" for w in words)
+        self._text = words_text(words)
         self._packed: np.ndarray | None = None
         self.resource = dict(resource) if resource else None
 
     @functools.cached_property
     def words(self) -> list[str]:
         """The words, in the order given."""
-        return self._text.split("\n")[:-1]
+        return text_words(self._text)
 
     @property
     def n_words(self) -> int:
-        return self._text.count("\n")
+        return count_words(self._text)
 
     @functools.cached_property
     def _matcher(self) -> LexiconMatcher:
@@ -77,14 +75,10 @@ class DictionaryWords:
         return {"kind": "dictionary-words", "resource": self.resource, "words": self.n_words}
 
     def arrays(self) -> dict[str, np.ndarray]:
-        from structperc.features.resources.storage import pack_words
-
-        return {"words": self._packed if self._packed is not None else pack_words(self.words)}
+        return {"words": self._packed if self._packed is not None else pack_text(self._text)}
 
     @classmethod
     def from_json(cls, data: dict, arrays: dict[str, np.ndarray] | None = None) -> "DictionaryWords":
-        from structperc.features.resources.storage import unpack_text
-
         if not isinstance(data, dict) or data.get("kind") != "dictionary-words":
             raise ValueError("not a dictionary's word list")
         if not arrays or "words" not in arrays:
