@@ -193,6 +193,24 @@ class Gazetteer:
                 out = out.with_column(name, values[name])
         return out
 
+    def _trie(self) -> dict[str, list]:
+        """The entity strings as a trie of lowercased words: a node is ``[type or None, {next word: node}]``
+        (built on first use from `types`, again if `types` is replaced)."""
+        cached = self.__dict__.get("_trie_of")
+        if cached is None or cached[0] is not self.types:
+            root: dict[str, list] = {}
+            for toks, kind in self.types.items():
+                children, node = root, None
+                for w in toks:
+                    node = children.get(w)
+                    if node is None:
+                        node = children[w] = [None, {}]
+                    children = node[1]
+                if node is not None:
+                    node[0] = kind
+            cached = self.__dict__["_trie_of"] = (self.types, root)
+        return cached[1]
+
     def column(self, words: list[str]) -> list[str]:
         """The ``gaz`` values of one sentence (longest matches, left to right)."""
         return self.matches(words)[0]
@@ -201,25 +219,31 @@ class Gazetteer:
         """The ``gaz`` values of one sentence, the ``gazn`` ones (the length of the match covering each
         token, ``0`` outside any) and the ``gaza`` ones (``gaz`` with all the string's types)."""
         low = [w.lower() for w in words]
-        out = ["O"] * len(words)
-        length = ["0"] * len(words)
-        every = ["O"] * len(words)
+        size = len(words)
+        out = ["O"] * size
+        length = ["0"] * size
+        every = ["O"] * size
+        root = self._trie()
         i = 0
-        while i < len(words):
-            for n in range(min(self.max_len, len(words) - i), 0, -1):
-                toks = tuple(low[i:i + n])
-                kind = self.types.get(toks)
-                if kind is not None:
-                    out[i] = "B-" + kind
-                    for j in range(i + 1, i + n):
-                        out[j] = "I-" + kind
-                    length[i:i + n] = [str(n)] * n
-                    kinds = self.ambiguous.get(toks, kind)
-                    every[i:i + n] = ["B-" + kinds] + ["I-" + kinds] * (n - 1)
-                    i += n
-                    break
-            else:
+        while i < size:
+            # walk the entity strings from word i while some string goes on: the longest one ending on the way is
+            # the match (at most a few steps where a start tried every length down from the longest entity's)
+            node, n, kind, j = root.get(low[i]), 0, "", i
+            while node is not None:
+                j += 1
+                if node[0] is not None:
+                    n, kind = j - i, node[0]
+                node = node[1].get(low[j]) if j < size else None
+            if not n:
                 i += 1
+                continue
+            out[i] = "B-" + kind
+            for k in range(i + 1, i + n):
+                out[k] = "I-" + kind
+            length[i:i + n] = [str(n)] * n
+            kinds = self.ambiguous.get(tuple(low[i:i + n]), kind)
+            every[i:i + n] = ["B-" + kinds] + ["I-" + kinds] * (n - 1)
+            i += n
         return out, length, every
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from structperc.features.gazetteer import (
     BASE_COLUMNS,
     CASE_COLUMN,
@@ -174,3 +177,48 @@ def test_documents_kept_apart_by_the_gap_get_their_own_values():
     together = [f(joined, "word") for f in (doc_roles, doc_mentions, doc_runs)]
     assert [v[:n] for v in together] == alone[:3]
     assert [v[n:] for v in together] == alone[3:]
+
+
+def _longest_matches_by_every_length(g: Gazetteer, words: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The matching the gazetteer did before its trie: at each start every length from the longest entity's
+    down, the first known string wins."""
+    low = [w.lower() for w in words]
+    out, length, every = ["O"] * len(words), ["0"] * len(words), ["O"] * len(words)
+    longest = max((len(t) for t in g.types), default=0)
+    i = 0
+    while i < len(words):
+        for n in range(min(longest, len(words) - i), 0, -1):
+            kind = g.types.get(tuple(low[i:i + n]))
+            if kind is not None:
+                kinds = g.ambiguous.get(tuple(low[i:i + n]), kind)
+                out[i:i + n] = ["B-" + kind] + ["I-" + kind] * (n - 1)
+                length[i:i + n] = [str(n)] * n
+                every[i:i + n] = ["B-" + kinds] + ["I-" + kinds] * (n - 1)
+                i += n
+                break
+        else:
+            i += 1
+    return out, length, every
+
+
+def test_trie_matches_by_hand():
+    g = Gazetteer([(("banco", "de", "españa"), "ORG"), (("de",), "MISC"), (("banco",), "ORG"),
+                   (("la", "paz"), "LOC"), (("la", "paz"), "PER"), (("la", "paz"), "LOC")])
+    tags, lengths, every = g.matches(["El", "Banco", "de", "Francia", "y", "el", "Banco", "de", "España", "en",
+                                      "La", "Paz", "de"])
+    assert tags == ["O", "B-ORG", "B-MISC", "O", "O", "O", "B-ORG", "I-ORG", "I-ORG", "O", "B-LOC", "I-LOC",
+                    "B-MISC"]
+    assert lengths == ["0", "1", "1", "0", "0", "0", "3", "3", "3", "0", "2", "2", "1"]
+    assert every[10:12] == ["B-LOC|PER", "I-LOC|PER"]
+    assert g.matches([]) == ([], [], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from("abcdA"), min_size=1, max_size=4).map(tuple),
+                          st.sampled_from(["PER", "LOC", "ORG"])), max_size=12),
+       st.lists(st.sampled_from("abcdAe"), max_size=14))
+def test_trie_matches_as_every_length_did(items, words):
+    g = Gazetteer([(tuple(w.lower() for w in toks), kind) for toks, kind in items])
+    assert g.matches(words) == _longest_matches_by_every_length(g, words)
+    again = Gazetteer.from_json(json.loads(json.dumps(g.to_json())))  # a new `types`: the trie follows it
+    assert again.matches(words) == _longest_matches_by_every_length(again, words)
