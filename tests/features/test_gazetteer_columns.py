@@ -222,3 +222,17 @@ def test_trie_matches_as_every_length_did(items, words):
     assert g.matches(words) == _longest_matches_by_every_length(g, words)
     again = Gazetteer.from_json(json.loads(json.dumps(g.to_json())))  # a new `types`: the trie follows it
     assert again.matches(words) == _longest_matches_by_every_length(again, words)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from("abcA"), min_size=1, max_size=3).map(tuple),
+                          st.sampled_from(["PER", "LOC"])), max_size=10),
+       st.lists(st.lists(st.sampled_from("abcAd"), min_size=1, max_size=6), min_size=1, max_size=5))
+def test_corpus_values_match_sentence_by_sentence(items, sentences):
+    """The corpus-wide pass walks only the tokens an entity string starts with, and never across a sentence's
+    end: the same columns as `Gazetteer.matches` sentence by sentence."""
+    g = Gazetteer([(tuple(w.lower() for w in toks), kind) for toks, kind in items], extra=[GAZN_COLUMN, GAZA_COLUMN])
+    values = g.values(Corpus.from_sentences(sentences))
+    by_sentence = [g.matches(s) for s in sentences]
+    for name, k in ((GAZ_COLUMN, 0), (GAZN_COLUMN, 1), (GAZA_COLUMN, 2)):
+        assert list(values[name]) == [v for m in by_sentence for v in m[k]]
