@@ -3,15 +3,24 @@
 
     python scripts/bench/bench_lang_tagging.py                  # every task, 9 runs each, alternating
     python scripts/bench/bench_lang_tagging.py --tasks crfsuite pos --runs 5
+    python scripts/bench/bench_lang_tagging.py --tasks pos --phases   # also where the extra time goes
 
 For each task the model is trained twice (the README's command, once with ``--lang``, once without; seed 0),
 then ``structperc tag`` (``segment`` for SXU, on the raw text) reads the test file repeated five times, the
 two models alternating, ``--runs`` times each; wall time and peak memory from ``/usr/bin/time``, start-up and
 the tables' loading included. Prints the medians and their ratio (the aim: within 15 %).
+
+With ``--phases``, each model then tags the same file ``--runs`` more times (alternating) with its phases timed
+inside the process (`PHASES`: reading the model, the columns its dictionaries write (the resources' among
+them), the attribute ids, the decoder, the rest of ``structperc tag``/``segment`` and the start-up before it),
+and the medians of each phase are printed side by side: what ``--lang`` costs once per run (the model's
+tables, the columns of the input's distinct words) against what it costs per token (its templates' ids and
+scores).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -44,10 +53,65 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     return float(seconds), int(kb) / 1024
 
 
+#: The child that times ``structperc tag``'s phases: the functions named (module, attribute path) are wrapped with
+#: timers, then the command runs; prints one JSON object of seconds per phase (``total`` from before the imports).
+PHASES = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import importlib
+from structperc.cli import main
+spent = {}
+def timed(module, path, label):
+    owner = importlib.import_module(module)
+    *parents, name = path.split(".")
+    for p in parents:
+        owner = getattr(owner, p)
+    inner = getattr(owner, name)
+    def wrapper(*a, **k):
+        t = time.perf_counter()
+        try:
+            return inner(*a, **k)
+        finally:
+            spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+    setattr(owner, name, wrapper)
+for module, path, label in [("structperc.model.schema", "read", "read the model"),
+                            ("structperc.predict.decoding", "with_dictionary", "dictionary columns"),
+                            ("structperc.features.index", "FeatureIndex.transform", "attribute ids"),
+                            ("structperc.predict.documents", "decode", "decode"),
+                            ("structperc.predict.decoding", "decode", "decode")]:
+    timed(module, path, label)
+spent["start-up"] = time.perf_counter() - t0
+sys.argv = ["structperc", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+spent["total"] = time.perf_counter() - t0
+spent["the rest"] = spent["total"] - sum(v for k, v in spent.items() if k != "total")
+print(json.dumps(spent))
+"""
+
+
+def phases(models: dict[str, str], verb: str, data: Path, out: str, runs: int) -> list[str]:
+    """Table rows: the median seconds of each `PHASES` phase without and with ``--lang``, and the difference."""
+    seen: dict[str, list[dict[str, float]]] = {"without": [], "with": []}
+    for _ in range(runs):
+        for side in ("without", "with"):
+            done = subprocess.run([sys.executable, "-c", PHASES, verb, "--model", models[side], str(data), "-o", out],
+                                  capture_output=True, text=True, check=True)
+            seen[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    rows = []
+    for phase in ("start-up", "read the model", "dictionary columns", "attribute ids", "decode", "the rest", "total"):
+        a, b = (statistics.median(r.get(phase, 0.0) for r in seen[side]) for side in ("without", "with"))
+        rows.append(f"| {phase} | {a:.3f} | {b:.3f} | {b - a:+.3f} |")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--phases", action="store_true", help="also time each phase inside the process (PHASES)")
     args = ap.parse_args()
     rows = ["| model | without `--lang`, s | with, s | × | peak MB without / with |", "|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -74,6 +138,10 @@ def main() -> None:
             rows.append(f"| {task} | {med['without']:.2f} | {med['with']:.2f} | {med['with'] / med['without']:.2f} | "
                         f"{mem['without']:.0f} / {mem['with']:.0f} |")
             print(rows[-1], flush=True)
+            if args.phases:
+                table = phases(models, verb, data, f"{tmp}/out.txt", args.runs)
+                print(f"\n{task}: seconds by phase (medians of {args.runs})\n\n| phase | without | with | "
+                      "difference |\n|---|---|---|---|\n" + "\n".join(table) + "\n", flush=True)
     print("\n".join(rows))
 
 

@@ -35,7 +35,9 @@ budget, models not refit; nothing reads a test file):
   steps in place of ``--order 2`` (which trains with the perceptron's step only), against both levers;
 * ``chunk-xpos``: a second POS column predicted by the shipped ``en-xpos`` (trained on EWT, so its tags on
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
-  −2…+2, as bigrams and with the file's POS; ``chunk-xpos-order2`` adds the lexicon's classes and ``--order 2``.
+  −2…+2, as bigrams and with the file's POS; ``chunk-xpos-order2`` adds the lexicon's classes and ``--order 2``;
+* ``chunk-min-count``, ``ner-min-count``: attributes seen fewer than 2 or 3 times in training dropped (``--min-count``;
+  a feature cut-off), NER with the levers on both sides.
 
 Output: one JSON line per run (the whole held-out curve), then per probe the mean of the best epochs against
 its baseline, run in the same invocation.
@@ -257,6 +259,10 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
         return [("baseline (levers)", run("ner", CLUSTER_WINDOW, seed, NER_LEVERS)),
                 *((f"two-stage, {variant}", run("ner", CLUSTER_WINDOW, seed, {"two_stage": True, **params}))
                   for variant, params in CHUNK_UPDATES.items() if variant in ("margin 0.5", "pa, C 1"))]
+    if name in ("chunk-min-count", "ner-min-count"):
+        family, levers = ("chunk", {}) if name == "chunk-min-count" else ("ner", NER_LEVERS)
+        return [("baseline" + (" (levers)" if levers else ""), run(family, CLUSTER_WINDOW, seed, levers)),
+                *((f"min count {n}", run(family, CLUSTER_WINDOW, seed, {**levers, "min_count": n})) for n in (2, 3))]
     if name in ("chunk-xpos", "chunk-xpos-order2"):
         train = tmp / "conll2000.xpos.txt"
         if not train.exists():
@@ -279,7 +285,8 @@ CHUNK_UPDATES = {"margin 0.5": {"margin": 0.5}, "margin 1": {"margin": 1.0}, "pa
 
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
           "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-context", "chunk-context",
-          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates", "ner-updates"]
+          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates", "ner-updates", "chunk-min-count",
+          "ner-min-count"]
 
 
 def main() -> None:
