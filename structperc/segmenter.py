@@ -119,14 +119,17 @@ def _batches(windows: Iterable[Window], chars: int) -> Iterator[list[Window]]:
         yield batch
 
 
-def _words(text: str, cut: np.ndarray, a: int, b: int, block: int = 1 << 16) -> list[str]:
-    """The words of ``text[a:b]`` by the word starts ``cut`` (boundaries of ``text``), its boundary
-    positions turned into Python integers a block at a time."""
-    bounds = np.flatnonzero(cut[a:b + 1]) + a
-    out: list[str] = []
-    for i in range(0, len(bounds) - 1, block):
-        ends = bounds[i:i + block + 1].tolist()
-        out.extend([text[x:y] for x, y in zip(ends, ends[1:])])
+def _words(text: str, cut: np.ndarray, text_ptr: np.ndarray) -> list[list[str]]:
+    """The words of each text ``text[text_ptr[i]:text_ptr[i + 1]]`` by the word starts ``cut`` (boundaries of
+    ``text``, true at every ``text_ptr``): the boundaries found and made Python integers once for all the texts,
+    not once per text (18,270 lines of SXU test x5: three numpy calls each)."""
+    bounds = np.flatnonzero(cut)
+    first = np.searchsorted(bounds, text_ptr).tolist()
+    at = bounds.tolist()
+    out = []
+    for i, j in zip(first, first[1:]):
+        ends = at[i:j + 1]
+        out.append([text[x:y] for x, y in zip(ends, ends[1:])])
     return out
 
 
@@ -369,7 +372,7 @@ class Segmenter(Tagger):
             cut[never] = False
         cut[piece_ptr] = True                      # after `constrain`: whitespace beats everything
         text_ptr = piece_ptr[np.cumsum(n_pieces)]
-        return [_words(joined, cut, int(a), int(b)) for a, b in zip(text_ptr, text_ptr[1:])]
+        return _words(joined, cut, text_ptr)
 
     def _model_cuts(self, pieces: list[str], piece_ptr: np.ndarray,
                     forced: tuple[np.ndarray, np.ndarray] | None = None,
