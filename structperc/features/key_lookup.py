@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from structperc.compiled import loader
+from structperc.compiled.boundary import freeze
 
 #: Slots per key at least (linear probing stays short below 0.7 full).
 _LOAD = 0.7
@@ -31,6 +32,7 @@ class KeyLookup:
             self.shift = 64 - bits
             self.slots = np.full(1 << bits, -1, dtype=np.int32)
             build(self.table, self.slots, self.shift)
+            freeze(self.slots)  # checked once by the lookups' contract, not at every lookup
 
     @property
     def nbytes(self) -> int:

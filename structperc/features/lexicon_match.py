@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from structperc.compiled.boundary import freeze
 from structperc.features.atomic import code_points
 from structperc.io.corpus import Corpus
 
@@ -88,6 +89,7 @@ class LexiconMatcher:
         self.ent = np.zeros((max(capacity, 1), 4), dtype=np.int64)
         build, self._match = _kernels()
         self.n_entries = int(build(self.codes, self.ptr, self.masks, self.table, self.ent))
+        freeze(self.table, self.ent)  # checked once by the matching's contract, not at every batch
 
     def lengths(self, points: np.ndarray, sent_ptr: np.ndarray, fold: np.ndarray | None = None) -> np.ndarray:
         """int64 (3, n): the longest word starting at, ending at and covering each of the code points

@@ -331,7 +331,7 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
                         version)
         if stage1.stage1 is not None:
             raise ValueError("a first stage has no first stage of its own")
-    return Model(task, labels, templates, features, Weights(state.padded(), trans, cond, mask, end, order2),
+    return Model(task, labels, templates, features, Weights(state.padded().frozen(), trans, cond, mask, end, order2),
                  dict(meta["params"]), provenance, _dictionary(extra, task, arrays),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
                  version, stage1)

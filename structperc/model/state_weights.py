@@ -140,6 +140,15 @@ class StateWeights:
                                                                    len(padded_rows))
         return StateWeights(new_ptr, labels, values, L)
 
+    def frozen(self) -> "StateWeights":
+        """These weights with their rows and labels made read-only (where they hold their own memory): a model's
+        tables, which the decoders' contracts then check once, not at every call
+        (`structperc.compiled.boundary.frozen`). Nothing writes a loaded model's rows or labels."""
+        from structperc.compiled.boundary import freeze
+
+        freeze(self.ptr, self.labels)
+        return self
+
     def rows_ascending(self) -> bool:
         """Whether the labels of every attribute strictly ascend (what a saved model must hold)."""
         compiled = _aot("rows_ascending")

@@ -175,3 +175,65 @@ def test_find_words_refuses_what_would_overrun_in_a_child(bad, message):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(("raised kernel find_words", "no build")) and (
         message in proc.stdout or "no build" in proc.stdout), proc.stdout
+
+
+def test_frozen_means_nothing_can_write_the_data():
+    owned = np.arange(4)
+    assert not boundary.frozen(owned)
+    boundary.freeze(owned)
+    assert boundary.frozen(owned)
+    with pytest.raises(ValueError):
+        owned[0] = 9
+    base = np.arange(4)
+    view = base[:]
+    boundary.freeze(view)  # a view is left alone: its base could still write the memory
+    assert view.flags.writeable and not boundary.frozen(view)
+    view.flags.writeable = False
+    assert not boundary.frozen(view)  # read-only itself, but over a writeable base
+    assert boundary.frozen(np.frombuffer(b"\x00" * 16, dtype=np.int64))
+
+
+def _lattice_args(ptr: np.ndarray, lab: np.ndarray) -> tuple:
+    """decode_corpus's arguments for 2 tokens, 2 labels, the state weights ``ptr``, ``lab``."""
+    L = 2
+    return (np.array([[0], [1]], np.int32), np.zeros((2, 0), np.int32), np.array([0, 2], np.int64), ptr, lab,
+            np.ones(len(lab), np.float32), np.zeros((L + 1, L), np.float32), np.zeros((1, L + 1, L), np.float32),
+            np.zeros(L, np.float64), np.empty(2, np.int32))
+
+
+def test_a_frozen_table_is_checked_once_a_writeable_one_at_every_call():
+    """A model's tables are checked once while frozen (`boundary._once`); a writeable one can change between
+    calls, so its contract runs every time and refuses it once broken."""
+    contract = boundary.CONTRACTS["decode_corpus"]
+    ptr, lab = np.array([0, 2, 4], np.int64), np.array([0, 1, 0, 1], np.int16)
+    contract(*_lattice_args(ptr, lab))
+    lab[3] = 7  # a label past L: the kernel would write outside its rows
+    with pytest.raises(boundary.KernelInputError, match="label ids"):
+        contract(*_lattice_args(ptr, lab))
+    bad = np.array([0, 1, 0, 7], np.int16)
+    boundary.freeze(ptr, bad)
+    for _ in range(2):  # frozen, broken: refused at the first call and every one after (never remembered)
+        with pytest.raises(boundary.KernelInputError, match="label ids"):
+            contract(*_lattice_args(ptr, bad))
+    good = np.array([0, 1, 0, 1], np.int16)
+    boundary.freeze(good)
+    calls = []
+    real = boundary._ids_within
+    try:
+        boundary._ids_within = lambda *a: (calls.append(a[1]), real(*a))[1]
+        for _ in range(3):
+            contract(*_lattice_args(ptr, good))
+    finally:
+        boundary._ids_within = real
+    assert calls.count("label") == 1 and calls.count("state attribute") == 3
+
+
+def test_remembered_tables_go_with_them():
+    before = len(boundary._SOUND)
+    contract = boundary.CONTRACTS["decode_corpus"]
+    for _ in range(50):
+        ptr, lab = np.array([0, 2, 4], np.int64), np.array([0, 1, 0, 1], np.int16)
+        boundary.freeze(ptr, lab)
+        contract(*_lattice_args(ptr, lab))
+        del ptr, lab
+    assert len(boundary._SOUND) <= before + 2
