@@ -236,3 +236,11 @@ def test_corpus_values_match_sentence_by_sentence(items, sentences):
     by_sentence = [g.matches(s) for s in sentences]
     for name, k in ((GAZ_COLUMN, 0), (GAZN_COLUMN, 1), (GAZA_COLUMN, 2)):
         assert list(values[name]) == [v for m in by_sentence for v in m[k]]
+
+
+def test_word_roles_are_derived_once_and_again_for_new_entries():
+    g = Gazetteer([(("víctor", "castaño"), "PER")])
+    first = g.word_roles()
+    assert first[0] == {"víctor": "B-PER", "castaño": "E-PER"} and g.word_roles() is first
+    g.types = {("castaño",): "LOC"}
+    assert g.word_roles() == ({"castaño": "S-LOC"}, {"castaño": "LOC"})
