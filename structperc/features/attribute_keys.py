@@ -31,15 +31,7 @@ class AttributeKeys(AttributeVocabularies):
             return np.where(outside, 2, (a == b).astype(np.int64)), 3
         codes = atom_codes[part.atom]
         shifted = shift(codes, part.offset, fill_unknown=True)
-        return shifted, len(self.vocabs[self._atom_position(part.atom)])
-
-    def _atom_position(self, atom: Atom) -> int:
-        """``self.atoms.index(atom)`` through a dictionary (a list's index compares the atoms one by one:
-        0.3 ms of a one-sentence `predict`), rebuilt when the atoms change."""
-        cached = self.__dict__.get("_atom_positions")
-        if cached is None or cached[0] != len(self.atoms):
-            cached = self.__dict__["_atom_positions"] = (len(self.atoms), {a: i for i, a in enumerate(self.atoms)})
-        return cached[1][atom]
+        return shifted, len(self.vocabs[self.atom_position(part.atom)])
 
     def _keys(self, corpus: Corpus, grow: bool) -> tuple[list[np.ndarray], list[list[int]]]:
         """One int64 key per token and template (-1 where a part is unknown), and the radixes used:

@@ -160,7 +160,7 @@ class FeatureIndex(LookupTables):
             return "bias"
         codes = [int(c[0]) for c in digits(np.array([key], dtype=np.int64), self.radix[ti])]
         values = [["no", "yes", "none"][code] if part.other is not None
-                  else self.vocabs[self.atoms.index(part.atom)][code]
+                  else self.vocabs[self.atom_position(part.atom)][code]
                   for part, code in zip(t.parts, codes)]
         return f"{t.name}={'|'.join(values)}"
 
@@ -189,7 +189,7 @@ class FeatureIndex(LookupTables):
         except TypeError:
             raise ValueError("vocabulary entries must be strings") from None
         for t, radix in zip(templates, fi.radix):  # keys are only meaningful with the right radixes
-            expected = [3 if p.other is not None else len(fi.vocabs[fi.atoms.index(p.atom)])
+            expected = [3 if p.other is not None else len(fi.vocabs[fi.atom_position(p.atom)])
                         for p in t.parts]
             if radix != expected:
                 raise ValueError(f"radixes of template {t.name!r} do not match its vocabularies")

@@ -25,18 +25,18 @@ def prune_vocabularies(fi: FeatureIndex) -> tuple[int, int]:
     for t, codes in zip(fi.templates, decoded):
         for part, c in zip(t.parts, codes):
             if part.other is None:
-                used[fi.atoms.index(part.atom)][c] = True
+                used[fi.atom_position(part.atom)][c] = True
     if all(u.all() for u in used):
         return before, before
     remap = [np.cumsum(u) - 1 for u in used]  # monotone: sorted key tables stay sorted
     vocabs = [[w for w, keep in zip(v, u.tolist()) if keep] for v, u in zip(fi.vocabs, used)]
     keys, radixes = [], []
     for ti, t in enumerate(fi.templates):
-        radix = [len(vocabs[fi.atoms.index(p.atom)]) if p.other is None else int(r)
+        radix = [len(vocabs[fi.atom_position(p.atom)]) if p.other is None else int(r)
                  for p, r in zip(t.parts, fi.radix[ti])]
         key = np.zeros(len(fi.keys[ti]), dtype=np.int64)
         for part, c, r in zip(t.parts, decoded[ti], radix):
-            key = key * r + (remap[fi.atoms.index(part.atom)][c] if part.other is None else c)
+            key = key * r + (remap[fi.atom_position(part.atom)][c] if part.other is None else c)
         if len(key) > 1 and not np.all(key[1:] > key[:-1]):  # cannot happen: the remap is monotone
             raise AssertionError("re-encoded attribute keys are not strictly increasing")
         keys.append(key)

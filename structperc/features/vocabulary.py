@@ -43,6 +43,7 @@ class AttributeVocabularies:
             for p in t.parts:
                 if p.other is None and p.atom not in self.atoms:
                     self.atoms.append(p.atom)
+        self._atom_at = {a: i for i, a in enumerate(self.atoms)}
         self.vocabs: list[list[str]] = [list(_SPECIALS) for _ in self.atoms]
         self._lookup: list[dict[str, int] | None] = [None] * len(self.atoms)
         self._frequent_sets: dict[int, set[str]] = {}
@@ -75,6 +76,11 @@ class AttributeVocabularies:
     def columns(self) -> list[str]:
         """Columns the templates read."""
         return sorted({p.atom.column for t in self.templates for p in t.parts})
+
+    def atom_position(self, atom: Atom) -> int:
+        """The index of ``atom`` in `atoms` (its vocabulary's), by a dictionary: ``atoms.index`` compares the
+        atoms one by one, 0.3 ms of a one-sentence `predict`."""
+        return self._atom_at[atom]
 
     # ------------------------------------------------------------ vocabularies
     def _atom_codes(self, corpus: Corpus, i: int, grow: bool, tokens: slice = slice(None)) -> np.ndarray:
@@ -176,7 +182,7 @@ class AttributeVocabularies:
 
     def _radix(self, t: Template) -> list[int]:
         """A template's mixed radix: the vocabulary size of each part (3 for an equality part)."""
-        radix = [3 if p.other is not None else len(self.vocabs[self.atoms.index(p.atom)])
+        radix = [3 if p.other is not None else len(self.vocabs[self.atom_position(p.atom)])
                  for p in t.parts] if not t.is_bias else []
         if float(np.prod(np.asarray(radix, dtype=np.float64))) >= _MAX_KEY:
             raise InputError(f"template {t.name!r} combines too many distinct values to index "

@@ -69,7 +69,7 @@ def attribute_names(features: FeatureIndex | AttributeIndex, transition: bool = 
         parts = []
         for part, codes in zip(t.parts, digits(keys, features.radix[ti])):
             table = ["no", "yes", "none"] if part.other is not None \
-                else features.vocabs[features.atoms.index(part.atom)]
+                else features.vocabs[features.atom_position(part.atom)]
             parts.append(np.asarray(table, dtype=object)[codes].tolist())
         prefix = f"{t.name}="
         for i, values in zip(where.tolist(), zip(*parts)):
