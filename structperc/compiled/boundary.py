@@ -314,29 +314,35 @@ def _write_tagged(data, start, stop, line_beg, line_end, sent_len, sent_sep, fie
     _need((stop - start) + int(widths.sum()) + n <= out.shape[0], name, "the output buffer is too small")
 
 
-def _longest_matches(text, sent_ptr, fold, table, ent, codes, max_len, out) -> None:
+def _code_points(name: str, what: str, points: np.ndarray) -> None:
+    if points.size:
+        _need(int(points.min()) >= 0 and int(points.max()) < 0x110000, name, f"{what} outside Unicode's code points")
+
+
+def _longest_matches(text, sent_ptr, fold, table, max_len, out) -> None:
     name = "longest_matches"
     _offsets(name, "sentence offsets", sent_ptr, text.shape[0])
     _need(fold.shape[0] == sent_ptr.shape[0] - 1 and (fold.size == 0 or int(fold.max()) < 63), name,
           "one fold per sentence, below 63")
     _need(out.shape == (3, text.shape[0]), name, f"output must be (3, {text.shape[0]})")
     size = table.shape[0]
-    _need(size >= 1 and size & (size - 1) == 0 and ent.shape[1] >= 3, name, "the table must be a power of two")
-    if ent.shape[0]:
-        _once(ent, ("codes", codes.shape[0]), lambda: _need(
-            int(ent[:, 0].min()) >= 0 and int((ent[:, 0] + ent[:, 1]).max()) <= codes.shape[0], name,
-            "lexicon entries outside the codes"))
-    _once(table, ("entries", ent.shape[0]), lambda: _ids_within(name, "lexicon entry", table, -1, ent.shape[0]))
+    _need(size >= 1 and size & (size - 1) == 0 and table.shape[1] == 2, name,
+          "the table must be a power of two of (key, mask) slots")
+    # a key never indexes memory, but a table without an empty slot would make a probe that finds nothing
+    # go round for ever
+    _once(table, ("room",), lambda: _need(bool((table[:, 0] < 0).any()), name, "the table has no empty slot"))
+    _code_points(name, "text", text)
 
 
-def _build_table(codes, ptr, masks, table, ent) -> None:
+def _build_table(codes, ptr, masks, table) -> None:
     name = "build_table"
     _offsets(name, "word offsets", ptr, codes.shape[0])
     _need(masks.shape[0] == ptr.shape[0] - 1, name, "one mask per word")
     room = int(np.maximum(np.diff(ptr) - 1, 0).sum())  # a word of length m enters m - 1 keys
-    _need(ent.shape[0] >= room and table.shape[0] >= 2 * ent.shape[0] and ent.shape[1] >= 3
-          and table.shape[0] & (table.shape[0] - 1) == 0 and bool(np.all(table == -1)), name,
+    _need(table.shape[0] >= 2 * room and table.shape[0] >= 1 and table.shape[1] == 2
+          and table.shape[0] & (table.shape[0] - 1) == 0 and bool(np.all(table[:, 0] == -1)), name,
           f"the table needs room for {room} entries")
+    _code_points(name, "word", codes)
 
 
 def _build_key_slots(keys, slots, shift) -> None:

@@ -13,23 +13,45 @@ other folds). The table's prefixes are those of all the folds' words together: a
 fold's, which can only make the walk go on further, never change what it finds (a piece that is no
 prefix of the fold's words cannot extend into one of its words).
 
-The table (built by `build_table`):
+The table (built by `build_table`) is one array of slots, int64 (2**k, 2), at most half full (linear
+probing). A piece is known by its last code point and the slot of the piece one shorter, so a walk that
+has found ``text[i:j-1]`` in slot ``s`` looks ``text[i:j]`` up by ``(s, text[j-1])`` and compares two
+integers, never a word's code points: one cache line per step instead of three (slot, entry, code points),
+and the slot where the walk of the character `_AHEAD` places on starts is prefetched. SXU's test text ×5
+against jieba's words (136,547, 169,068 pieces), best of 7 in one process: 46 ms with the entries and code
+points apart, 34 ms with this layout, 28 ms with the prefetch. A piece of two code points is known by both of
+them. Per slot:
 
-``table`` : int64 (2**k,)
-    Entry number per slot, -1 where empty (linear probing, at most half full).
-``ent`` : int64 (capacity, 4)
-    Per entry: offset of its code points in ``codes`` (those of the word it was made from), its
-    length, its fold mask (0: only a prefix; -1: every fold, a user's word) and 1 if it is a proper
-    prefix (length ≥ 2) of some word.
+``[0]``
+    The piece's key, -1 where the slot is empty: ``(first << 21) | last`` for two code points, else
+    ``((ROOT + parent slot) << 21) | last`` (code points are below ``ROOT`` = 0x110000 < 2**21, so the
+    two kinds never meet), with the bit `PREFIX` set when the piece is a proper prefix of some word.
+``[1]``
+    The fold mask of the words the piece is (0: only a prefix; -1: every fold, a user's word).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-#: FNV-1a over code points (int64, wrapping): the hash of a piece extends by one character at a time.
-_OFFSET = -3750763034362895579  # 14695981039346656037 as int64
-_PRIME = 1099511628211
+from structperc.compiled.intrinsics import prefetch
+
+#: Code points are below this (Unicode's 0x10FFFF + 1): a key's high part above it is a parent slot.
+ROOT = 0x110000
+#: The key bit marking a piece that is a proper prefix of some word (the walk goes on past it).
+PREFIX = np.int64(1) << np.int64(62)
+#: Fibonacci hashing of a key to its first slot (Knuth's multiplier, as int64).
+_MIX = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15
+#: How many characters ahead the walk prefetches the slot of the two code points starting there: every walk
+#: begins with that lookup, and the slots are spread over a table larger than the caches.
+_AHEAD = 16
+
+
+@njit(cache=True, nogil=True, inline="always")
+def first_slot(key, mask):
+    """The slot a probe for ``key`` starts at."""
+    h = key * _MIX
+    return (h ^ (h >> np.int64(31))) & mask
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -41,26 +63,35 @@ def same_run(a, a_start, b, b_start, length):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def piece_key(parent, first, last):
+    """The key of a piece: by its two code points (``parent`` < 0) or by its parent's slot and last one."""
+    if parent < 0:
+        return (np.int64(first) << np.int64(21)) | np.int64(last)
+    return ((np.int64(ROOT) + parent) << np.int64(21)) | np.int64(last)
+
+
 @njit(cache=True, nogil=True)
-def _find(table, ent, codes, text, start, length, h):
-    """Entry of ``text[start:start + length]`` (hash ``h``), or -1."""
+def _find(table, key):
+    """Slot of the piece ``key``, or -1."""
     mask = len(table) - 1
-    slot = h & mask
+    slot = first_slot(key, mask)
     while True:
-        e = table[slot]
-        if e < 0:
-            return -1
-        if ent[e, 1] == length and same_run(codes, ent[e, 0], text, start, length):
-            return e
+        k = table[slot, 0]
+        if k < 0:
+            return np.int64(-1)
+        if k & ~PREFIX == key:
+            return slot
         slot = (slot + 1) & mask
 
 
 @njit(cache=True, nogil=True)
-def build_table(codes, ptr, masks, table, ent):
+def build_table(codes, ptr, masks, table):
     """Enter every word ``codes[ptr[w]:ptr[w + 1]]`` (length ≥ 2; shorter ones are skipped) with the
     fold mask ``masks[w]``, and each of its proper prefixes of length ≥ 2 as a prefix; ``table`` must
-    be all -1 and hold at least twice ``ent``'s rows, which must be at least the number of words and
-    prefixes. Returns the number of entries."""
+    be all -1 (its key column), hold at least twice as many slots as the words have prefixes of length ≥ 2
+    (a word of length m has m - 1) and every code point must be in [0, `ROOT`). Returns the number of
+    pieces entered."""
     n = 0
     mask = len(table) - 1
     for w in range(len(ptr) - 1):
@@ -68,51 +99,49 @@ def build_table(codes, ptr, masks, table, ent):
         b = ptr[w + 1]
         if b - a < 2:
             continue
-        h = np.int64(_OFFSET)
-        h = (h ^ codes[a]) * _PRIME
+        parent = np.int64(-1)
         for j in range(a + 2, b + 1):
-            h = (h ^ codes[j - 1]) * _PRIME
-            length = j - a
-            e = _find(table, ent, codes, codes, a, length, h)
-            if e < 0:
-                slot = h & mask
-                while table[slot] >= 0:
+            key = piece_key(parent, codes[a], codes[j - 1])
+            slot = _find(table, key)
+            if slot < 0:
+                slot = first_slot(key, mask)
+                while table[slot, 0] >= 0:
                     slot = (slot + 1) & mask
-                table[slot] = n
-                ent[n, 0] = a
-                ent[n, 1] = length
-                ent[n, 2] = 0
-                ent[n, 3] = 0
-                e = n
+                table[slot, 0] = key
+                table[slot, 1] = 0
                 n += 1
             if j == b:
-                ent[e, 2] |= masks[w]
+                table[slot, 1] |= masks[w]
             else:
-                ent[e, 3] = 1
+                table[slot, 0] |= PREFIX
+            parent = slot
     return n
 
 
 @njit(cache=True, nogil=True)
-def longest_matches(text, sent_ptr, fold, table, ent, codes, max_len, out):
+def longest_matches(text, sent_ptr, fold, table, max_len, out):
     """``out[0]``, ``out[1]``, ``out[2]`` (int64, one per character of ``text``, zeroed by the caller):
     the length of the longest word starting at, ending at and strictly covering each character,
     where the words of sentence ``s`` are those whose mask has a bit other than ``fold[s]``'s (any
     bit where ``fold[s]`` < 0: the whole lexicon)."""
+    flat = table.reshape(table.size)
+    mask = len(table) - 1
+    n = len(text)
     for s in range(len(sent_ptr) - 1):
         a = sent_ptr[s]
         b = sent_ptr[s + 1]
         other = ~(np.int64(1) << fold[s]) if fold[s] >= 0 else np.int64(-1)
         for i in range(a, b - 1):
-            h = np.int64(_OFFSET)
-            h = (h ^ text[i]) * _PRIME
+            if i + _AHEAD + 1 < n:  # a hint only: it never changes what is found
+                prefetch(flat, 2 * first_slot(piece_key(-1, text[i + _AHEAD], text[i + _AHEAD + 1]), mask))
+            parent = np.int64(-1)
             stop = min(b, i + max_len)
             for j in range(i + 2, stop + 1):
-                h = (h ^ text[j - 1]) * _PRIME
-                k = j - i
-                e = _find(table, ent, codes, text, i, k, h)
-                if e < 0:
+                slot = _find(table, piece_key(parent, text[i], text[j - 1]))
+                if slot < 0:
                     break
-                if ent[e, 2] & other != 0:
+                if table[slot, 1] & other != 0:
+                    k = j - i
                     if k > out[0, i]:
                         out[0, i] = k
                     if k > out[1, j - 1]:
@@ -120,11 +149,12 @@ def longest_matches(text, sent_ptr, fold, table, ent, codes, max_len, out):
                     for m in range(i + 1, j - 1):
                         if k > out[2, m]:
                             out[2, m] = k
-                if ent[e, 3] == 0:
+                if table[slot, 0] & PREFIX == 0:
                     break
+                parent = slot
 
 
 AOT_EXPORTS: dict[str, str] = {
-    "build_table": "i8(i8[::1], i8[::1], i8[::1], i8[::1], i8[:, ::1])",
-    "longest_matches": "void(i8[::1], i8[::1], i8[::1], i8[::1], i8[:, ::1], i8[::1], i8, i8[:, ::1])",
+    "build_table": "i8(i8[::1], i8[::1], i8[::1], i8[:, ::1])",
+    "longest_matches": "void(i8[::1], i8[::1], i8[::1], i8[:, ::1], i8, i8[:, ::1])",
 }

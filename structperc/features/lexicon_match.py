@@ -36,9 +36,10 @@ def _kernels() -> tuple[Callable[..., Any], Callable[..., Any]]:
 def corpus_points(corpus: Corpus, column: str = "char") -> np.ndarray | None:
     """One code point per token of ``column``, or None when some token is not one character."""
     distinct, codes = corpus.factorize(column)
-    if any(len(v) != 1 for v in distinct):
+    joined = "".join(distinct)
+    if len(joined) != len(distinct) or "" in distinct:  # without an empty token, one character each
         return None
-    points = code_points("".join(distinct)).astype(np.int64)
+    points = code_points(joined).astype(np.int64)
     return points[np.asarray(codes, dtype=np.int64)] if len(codes) else np.zeros(0, dtype=np.int64)
 
 
@@ -74,22 +75,23 @@ class LexiconMatcher:
         return matcher
 
     def _build(self, codes: np.ndarray, lengths: np.ndarray, masks: np.ndarray | None) -> None:
-        """The hash table of the words ``codes`` holds one after the other (``lengths`` code points each)."""
-        self.masks = (np.full(len(lengths), -1, dtype=np.int64) if masks is None
-                      else np.ascontiguousarray(masks, dtype=np.int64))
-        if len(self.masks) != len(lengths):
-            raise ValueError(f"{len(lengths)} words but {len(self.masks)} masks")
-        self.ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self.ptr[1:])
-        self.codes = codes
+        """The hash table of the words ``codes`` holds one after the other (``lengths`` code points each);
+        the words themselves are not kept (a piece is known by its parent's slot and its last code point,
+        `structperc.features.lexicon_kernels`)."""
+        masks = (np.full(len(lengths), -1, dtype=np.int64) if masks is None
+                 else np.ascontiguousarray(masks, dtype=np.int64))
+        if len(masks) != len(lengths):
+            raise ValueError(f"{len(lengths)} words but {len(masks)} masks")
+        ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
         long = lengths >= 2
         self.max_len = int(lengths[long].max()) if long.any() else 0
         capacity = int((lengths[long] - 1).sum())  # a word and its proper prefixes of length ≥ 2
-        self.table = np.full(1 << max(3, (2 * capacity).bit_length()), -1, dtype=np.int64)
-        self.ent = np.zeros((max(capacity, 1), 4), dtype=np.int64)
+        self.table = np.full((1 << max(3, (2 * capacity).bit_length()), 2), -1, dtype=np.int64)  # (key, mask)
         build, self._match = _kernels()
-        self.n_entries = int(build(self.codes, self.ptr, self.masks, self.table, self.ent))
-        freeze(self.table, self.ent)  # checked once by the matching's contract, not at every batch
+        self.n_entries = int(build(codes, ptr, masks, self.table))
+        freeze(self.table)  # checked once by the matching's contract, not at every batch
 
     def lengths(self, points: np.ndarray, sent_ptr: np.ndarray, fold: np.ndarray | None = None) -> np.ndarray:
         """int64 (3, n): the longest word starting at, ending at and covering each of the code points
@@ -105,7 +107,7 @@ class LexiconMatcher:
                 or (fold >= MAX_FOLDS).any()):
             raise ValueError("sentence offsets or folds do not fit the text")
         out = np.zeros((3, len(points)), dtype=np.int64)
-        self._match(points, sent_ptr, fold, self.table, self.ent, self.codes, self.max_len, out)
+        self._match(points, sent_ptr, fold, self.table, self.max_len, out)
         return out
 
     def columns(self, corpus: Corpus, fold: np.ndarray | None = None, max_value: int = 5,
@@ -117,6 +119,8 @@ class LexiconMatcher:
         if points is None:
             return None
         found = np.minimum(self.lengths(points, corpus.sent_ptr, fold), max_value)
+        if max_value < 128:  # the passes of `_first_occurrence_codes` read a byte per character, not eight
+            found = found.astype(np.int8)
         return {name: _first_occurrence_codes(found[k], max_value) for k, name in enumerate(_NAMES)}
 
 

@@ -104,3 +104,40 @@ def test_tokens_of_several_characters_are_left_to_the_reference():
 
     corpus = Corpus({"char": ["上海", "市"]}, np.array([0, 2]), "<memory>")
     assert LexiconMatcher(["上海市"]).columns(corpus) is None
+
+
+def test_the_kernels_refuse_a_full_table_and_points_outside_unicode_in_a_child():
+    """A key never indexes memory, but a table with no empty slot would make a probe that finds nothing go
+    round for ever, and a code point past Unicode's would alias another piece's key: both are refused at the
+    boundary (in a child process, so that a hang or a crash fails the test instead of pytest)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np
+        from structperc.compiled import boundary, loader
+        build, match = loader.aot("build_table"), loader.aot("longest_matches")
+        if build is None or match is None:  # numba's JIT checks types only; the contracts guard the build
+            print("no build"); raise SystemExit(0)
+        out = np.zeros((3, 2), dtype=np.int64)
+        full = np.zeros((8, 2), dtype=np.int64)  # every slot taken by key 0
+        for args in [(np.array([19978, 28023]), np.array([0, 2]), np.array([-1]), full, 2, out),
+                     (np.array([19978, 0x110000]), np.array([0, 2]), np.array([-1]),
+                      np.full((8, 2), -1, dtype=np.int64), 2, out)]:
+            try:
+                match(*args)
+            except (boundary.KernelInputError, ValueError) as exc:
+                print("refused:", exc)
+        try:
+            build(np.array([-5, 3]), np.array([0, 2]), np.array([-1]), np.full((8, 2), -1, dtype=np.int64))
+        except (boundary.KernelInputError, ValueError) as exc:
+            print("refused:", exc)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    if lines == ["no build"]:
+        pytest.skip("no ahead-of-time build (STRUCTPERC_KERNELS=jit): the contracts guard the build's kernels")
+    assert len(lines) == 3 and all(line.startswith("refused:") for line in lines), proc.stdout
+    assert "empty slot" in lines[0] and "code points" in lines[1] and "code points" in lines[2]
