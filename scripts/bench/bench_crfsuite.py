@@ -66,6 +66,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernels import require_current_build  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).resolve().parent / "_bench_crfsuite_worker.py"
 
@@ -697,6 +700,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    require_current_build()  # timings of a stale build would measure numba's compiler
     cfg = TASKS[args.task]
     # Like for like by default: CRFsuite keeps a weight only for the (attribute, label) pairs seen
     # in training (feature.possible_states=0); structperc's --feature-set observed does the same.

@@ -27,6 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernels import require_current_build  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 C = ROOT.parent / "shared" / "corpora"
 BIN = Path(sys.executable).with_name("structperc")
@@ -113,6 +116,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--phases", action="store_true", help="also time each phase inside the process (PHASES)")
     args = ap.parse_args()
+    require_current_build()  # timings of a stale build would measure numba's compiler
     rows = ["| model | without `--lang`, s | with, s | × | peak MB without / with |", "|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
         for task in args.tasks:

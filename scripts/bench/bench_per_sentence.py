@@ -12,9 +12,14 @@ Each model is loaded once, called 20 times to warm up (the tables a first call b
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import structperc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _kernels import require_current_build  # noqa: E402
 
 #: One input per shipped model: raw text in its language.
 INPUTS = {
@@ -45,6 +50,7 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", choices=list(INPUTS), default=list(INPUTS))
     ap.add_argument("--calls", type=int, default=300)
     args = ap.parse_args()
+    require_current_build()  # timings of a stale build would measure numba's compiler
     print("| model | ms per call |\n|---|---|")
     for name in args.models:
         print(f"| {name} | {per_call(name, args.calls):.2f} |", flush=True)

@@ -136,6 +136,16 @@ def aot(name: str) -> Callable[..., Any] | None:
     return kernel
 
 
+def stale_groups() -> list[str]:
+    """The groups whose ahead-of-time build is missing, stale (its sources changed since it was built) or made for
+    another processor, so that their kernels run under numba's JIT, compiled at first use in every process; empty
+    under ``STRUCTPERC_KERNELS=jit`` or ``jit-kernels``, which ask for the JIT. A benchmark checks this first: a stale
+    build makes every run pay the compilation (`structperc tag` 2 s instead of 1 on SXU's test ×5)."""
+    if kernels_setting() in ("jit", "jit-kernels"):
+        return []
+    return [group for group, module in _BUILT.items() if module is None]
+
+
 def mode() -> str:
     """``"aot"`` when the ahead-of-time build (or, with ``STRUCTPERC_KERNELS=jit-kernels``, its JIT
     twin) is in use, else ``"jit"``."""

@@ -78,3 +78,26 @@ def test_a_tiny_run_prints_every_ratio(corpus, tmp_path):
         assert label in done.stdout
     assert 0 < payload["sp_f1"] <= 1 and 0 < payload["crf_f1"] <= 1
     assert payload["sp_eval_f1"] == pytest.approx(payload["sp_f1"], abs=1e-6)  # `structperc eval` agrees
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_stale_build_is_refused_before_anything_is_timed(tmp_path, jit):
+    """A group whose ahead-of-time build is stale would make every timed process compile its kernels first: the
+    benchmark names the group and the command that rebuilds it, in one line (no traceback), unless the JIT is asked
+    for (``STRUCTPERC_KERNELS=jit``: then it goes on, here to the missing corpus)."""
+    import os
+
+    absent = str(tmp_path / "absent.txt")
+    code = (f"import runpy, sys\nfrom structperc.compiled import loader\nloader._BUILT['_aot_fb'] = None\n"
+            f"sys.argv = ['bench_crfsuite.py', '--train', {absent!r}, '--test', {absent!r}]\n"
+            f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')\n")
+    env = {**os.environ, "STRUCTPERC_KERNELS": "jit"} if jit else {k: v for k, v in os.environ.items()
+                                                                   if k != "STRUCTPERC_KERNELS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env=env)
+    assert "Traceback" not in done.stderr
+    if jit:
+        assert done.returncode == 2 and "corpus not found" in done.stderr
+    else:
+        assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
+        assert "_aot_fb" in done.stderr and "python -m structperc.compiled.build _aot_fb" in done.stderr
