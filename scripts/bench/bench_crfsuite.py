@@ -700,7 +700,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    require_current_build()  # timings of a stale build would measure numba's compiler
     cfg = TASKS[args.task]
     # Like for like by default: CRFsuite keeps a weight only for the (attribute, label) pairs seen
     # in training (feature.possible_states=0); structperc's --feature-set observed does the same.
@@ -737,6 +736,7 @@ def main(argv=None) -> int:
         print("bench_crfsuite: python-crfsuite is not installed in this environment "
               f"({sys.executable}): pip install -e \".[bench]\"", file=sys.stderr)
         return 2
+    require_current_build()  # timings of a stale build would measure numba's compiler
     try:
         with tempfile.TemporaryDirectory(prefix="bench-crfsuite-") as tmp:
             raw = run_benchmark(cfg, train, test, args, Path(tmp))
