@@ -55,15 +55,6 @@ def first_slot(key, mask):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def same_run(a, a_start, b, b_start, length):
-    """Whether ``a[a_start:a_start + length]`` and ``b[b_start:b_start + length]`` hold the same values."""
-    for k in range(length):
-        if a[a_start + k] != b[b_start + k]:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True, inline="always")
 def piece_key(parent, first, last):
     """The key of a piece: by its two code points (``parent`` < 0) or by its parent's slot and last one."""
     if parent < 0:

@@ -15,13 +15,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from structperc.features.lexicon_kernels import same_run
-
 #: FNV-1a's 64-bit offset basis and prime, and MurmurHash3's 64-bit finalizer multiplier (as int64, wrapping).
 _OFFSET = -3750763034362895579  # 14695981039346656037
 _PRIME = 1099511628211
 _FMIX = -49064778989728563  # 0xff51afd7ed558ccd
 _NEWLINE = 10
+
+
+@njit(cache=True, nogil=True, inline="always")
+def same_run(a, a_start, b, b_start, length):
+    """Whether ``a[a_start:a_start + length]`` and ``b[b_start:b_start + length]`` hold the same values."""
+    for k in range(length):
+        if a[a_start + k] != b[b_start + k]:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True, inline="always")
