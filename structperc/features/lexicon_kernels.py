@@ -63,15 +63,14 @@ def piece_key(parent, first, last):
 
 
 @njit(cache=True, nogil=True)
-def _find(table, key):
-    """Slot of the piece ``key``, or -1."""
+def _probe(table, key):
+    """The slot of the piece ``key``, or the empty slot (key column -1) where it would be entered: one probe
+    answers both the lookup and the insertion."""
     mask = len(table) - 1
     slot = first_slot(key, mask)
     while True:
         k = table[slot, 0]
-        if k < 0:
-            return np.int64(-1)
-        if k & ~PREFIX == key:
+        if k < 0 or k & ~PREFIX == key:
             return slot
         slot = (slot + 1) & mask
 
@@ -84,7 +83,6 @@ def build_table(codes, ptr, masks, table):
     (a word of length m has m - 1) and every code point must be in [0, `ROOT`). Returns the number of
     pieces entered."""
     n = 0
-    mask = len(table) - 1
     for w in range(len(ptr) - 1):
         a = ptr[w]
         b = ptr[w + 1]
@@ -93,11 +91,8 @@ def build_table(codes, ptr, masks, table):
         parent = np.int64(-1)
         for j in range(a + 2, b + 1):
             key = piece_key(parent, codes[a], codes[j - 1])
-            slot = _find(table, key)
-            if slot < 0:
-                slot = first_slot(key, mask)
-                while table[slot, 0] >= 0:
-                    slot = (slot + 1) & mask
+            slot = _probe(table, key)
+            if table[slot, 0] < 0:
                 table[slot, 0] = key
                 table[slot, 1] = 0
                 n += 1
@@ -128,8 +123,8 @@ def longest_matches(text, sent_ptr, fold, table, max_len, out):
             parent = np.int64(-1)
             stop = min(b, i + max_len)
             for j in range(i + 2, stop + 1):
-                slot = _find(table, piece_key(parent, text[i], text[j - 1]))
-                if slot < 0:
+                slot = _probe(table, piece_key(parent, text[i], text[j - 1]))
+                if table[slot, 0] < 0:
                     break
                 if table[slot, 1] & other != 0:
                     k = j - i
