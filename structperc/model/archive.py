@@ -12,6 +12,7 @@ import fcntl
 import io
 import json
 import os
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -27,15 +28,17 @@ if TYPE_CHECKING:
 
 FORMAT_NAME = "structperc-model"
 #: The newest model format this code reads and writes. 2: second-order transitions (the ``trans2``
-#: array); 3: a two-stage model (a first-stage model nested in it). A file is written at the oldest
+#: array); 3: a two-stage model (a first-stage model nested in it); 4: arrays shared between names; 5: a voting
+#: model (its other members nested in it). A file is written at the oldest
 #: version that holds it (`structperc.model.schema.write`), so older structperc releases keep reading
 #: first-order models and refuse the others ("written by a newer structperc").
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 #: The version whose arrays may be stored once for two names (``"same_as"``): a two-stage model's first
 #: stage reads the same language-resource tables as the model itself.
 SHARED_ARRAYS_VERSION = 4
-#: Prefix of a nested first stage's arrays (`structperc.model.schema.STAGE_KEY` and a dot).
-_STAGE_PREFIX = "stage1."
+#: The prefixes of a nested model's arrays: a first stage's (`structperc.model.schema.STAGE_KEY` and a dot), a
+#: voting model's members' (``voter<i>.``), and both (a member's first stage).
+_NESTED = re.compile(r"^(?:stage1\.|voter\d+\.)+(?=extra\.)")
 #: Tables smaller than this are stored twice: sharing them would change the bytes of every two-stage model.
 _SHARED_MIN_BYTES = 1 << 20
 ARCHIVE_NAME = "model.zip"
@@ -59,9 +62,8 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
     # A first stage's large table equal to the model's own of the same name is stored once (the language
     # resources both stages read: 3.8 MB of German clusters each); only then is the file of version 4,
     # so every other model keeps its bytes and stays readable by earlier releases.
-    shared = {name: name[len(_STAGE_PREFIX):] for name in blobs
-              if name.startswith(_STAGE_PREFIX + "extra.") and len(blobs[name]) >= _SHARED_MIN_BYTES
-              and blobs.get(name[len(_STAGE_PREFIX):]) == blobs[name]}
+    shared = {name: base for name, base in ((n, _NESTED.sub("", n)) for n in blobs)
+              if base != name and len(blobs[name]) >= _SHARED_MIN_BYTES and blobs.get(base) == blobs[name]}
     described = {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()}
     for name, same in shared.items():
         described[name]["same_as"] = same

@@ -143,7 +143,8 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
     provenance["compressed"] = record
     stage1 = None if model.stage1 is None else \
         compress(model.stage1, keep=keep, threshold=threshold, prune_vocabulary=prune_vocabulary)
+    voters = [compress(v, keep=keep, threshold=threshold, prune_vocabulary=prune_vocabulary) for v in model.voters]
     # The deep copy is of a shell without the large tables (None for a moment), refilled at once.
-    shell = dataclasses.replace(model, features=None, weights=None, stage1=None)  # type: ignore[arg-type]
+    shell = dataclasses.replace(model, features=None, weights=None, stage1=None, voters=[])  # type: ignore[arg-type]
     return dataclasses.replace(copy.deepcopy(shell),
-                               features=fi, weights=weights, provenance=provenance, stage1=stage1)
+                               features=fi, weights=weights, provenance=provenance, stage1=stage1, voters=voters)

@@ -27,7 +27,8 @@ def model_info(path: str | os.PathLike) -> dict:
     ``attributes`` (``state``, ``transition``, ``total``),
     ``nonzero_weights``, ``vocabulary`` (entries per atom), ``params``, ``structperc_version`` (that
     trained it), ``date``, ``epochs``, ``best_epoch``, ``seed``, ``dev_score``, ``n_sentences``,
-    ``n_tokens``, ``stage1`` (a two-stage model's first stage: templates, epochs, attributes),
+    ``n_tokens``, ``stage1`` (a two-stage model's first stage: templates, epochs, attributes), ``voters`` (a
+    voting model's other members: encoding, epochs, attributes),
     ``training_files`` (name and sha256 of each), ``resources`` (the language resources the model
     carries, each's name, package, version, file and licence: ``--lang``), ``compression`` (None if never
     compressed), ``calibration`` (the temperature's record or None), ``tag_dictionary`` (words, or
@@ -86,6 +87,10 @@ def model_info(path: str | os.PathLike) -> dict:
         s1 = model.stage1.features
         info["stage1"] = {"templates": len(model.stage1.templates), "epochs": model.stage1.provenance.get("epochs"),
                           "attributes": s1.n_state_attributes + s1.n_transition_attributes}
+    if model.voters:  # a vote: its other members' encodings and sizes
+        info["voters"] = [{"encoding": v.task.model_scheme, "epochs": v.provenance.get("epochs"),
+                           "attributes": v.features.n_state_attributes + v.features.n_transition_attributes}
+                          for v in model.voters]
     lexicon = segmentation_dictionary(model.dictionary)
     if lexicon is not None:  # alone, or beside the accessor variety
         info["cws"] = {"train_words": len(lexicon.train_words), "lexicon": len(lexicon.lexicon)}
@@ -129,6 +134,10 @@ def format_info(d: dict) -> str:
         s1 = d["stage1"]
         lines.append(f"two-stage    its first stage: {s1['templates']} templates, {s1['attributes']:,} attributes, "
                      f"{s1['epochs']} epochs")
+    if d.get("voters"):
+        lines.append(f"vote         {len(d['voters']) + 1} members' spans, more than half needed; the others learnt "
+                     + ", ".join(f"{v['encoding']} ({v['attributes']:,} attributes, {v['epochs']} epochs)"
+                                 for v in d["voters"]))
     if d.get("vocabulary"):
         lines.append("vocabulary   " + ", ".join(f"{k} {v:,}" for k, v in d["vocabulary"].items()))
     if d.get("cws"):

@@ -37,7 +37,10 @@ last row ``<bos>``); a model trained with ``order=2`` adds ``trans2`` ((L + 1) Ã
 it refuse ("written by a newer structperc"); every other model is still written as version 1.
 
 A two-stage model (`structperc.features.stacking`) nests its first stage: the first stage's metadata
-under ``stage1`` and its arrays named ``stage1.<name>``, and is written as format version 3.
+under ``stage1`` and its arrays named ``stage1.<name>``, and is written as format version 3. A voting model
+(`structperc.labels.voting`) nests its other members: their metadata listed under ``voters``, member i's arrays
+named ``voter<i>.<name>`` (a member may have a first stage: ``voter<i>.stage1.<name>``), written as format
+version 5.
 """
 from __future__ import annotations
 
@@ -87,8 +90,12 @@ _SCHEMES = SPAN_SCHEMES + ("none", "bmes", "bmes6")
 #: The format version of first-order models (`write`: the oldest version that holds the model), of
 #: second-order ones, and of two-stage ones (a nested first-stage model).
 FIRST_ORDER_VERSION, SECOND_ORDER_VERSION, STAGE_VERSION = 1, 2, 3
+#: The format version of a voting model (`structperc.labels.voting`: members nested in it).
+VOTE_VERSION = 5
 #: The metadata key (and the array-name prefix) of a two-stage model's first stage.
 STAGE_KEY = "stage1"
+#: The metadata key of a voting model's other members; member i's arrays are named ``voter<i>.<name>``.
+VOTERS_KEY = "voters"
 #: Errors that mean "these bytes do not describe a model" while reading the metadata.
 _DAMAGE = (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, InputError)
 
@@ -137,6 +144,9 @@ class Model:
     #: The first stage of a two-stage model (`structperc.features.stacking`): the model whose predictions
     #: give the ``tmd`` column this one reads; None for a one-stage model.
     stage1: "Model | None" = None
+    #: The other members of a voting model (`structperc.labels.voting`): taggers of the same spans learnt in
+    #: other encodings, whose spans and this model's are voted on; empty for a single tagger.
+    voters: "list[Model]" = field(default_factory=list)
 
     @property
     def label_set(self) -> LabelSet:
@@ -230,7 +240,7 @@ def write(path: str | os.PathLike, model: Model, *, deflate: bool = False) -> Pa
     """Save ``model`` atomically to directory ``path`` (or ``.zip`` file; ``deflate`` compresses its
     members); returns the archive's path."""
     meta, arrays = _content(model)
-    version = STAGE_VERSION if model.stage1 is not None else \
+    version = VOTE_VERSION if model.voters else STAGE_VERSION if model.stage1 is not None else \
         SECOND_ORDER_VERSION if model.weights.order2 is not None else FIRST_ORDER_VERSION
     return save_archive(path, meta, arrays, version, deflate=deflate)
 
@@ -245,7 +255,7 @@ def _content(model: Model) -> tuple[dict, dict[str, np.ndarray]]:
     if w.order2 is not None:
         arrays["trans2"] = np.asarray(w.order2, dtype=np.float32)
     params = {k: v for k, v in model.params.items() if not (k == "order" and v == 1)
-              and not (k == "two_stage" and not v)}
+              and not (k in ("two_stage", "vote") and not v)}
     t = model.task
     meta = {
         "labels": model.labels, "task": t.name, "columns": list(t.columns),
@@ -263,6 +273,15 @@ def _content(model: Model) -> tuple[dict, dict[str, np.ndarray]]:
             raise ValueError("a first stage has no first stage of its own")
         meta[STAGE_KEY], inner = _content(model.stage1)
         arrays.update({f"{STAGE_KEY}.{name}": a for name, a in inner.items()})
+    if model.voters:
+        voters = []
+        for i, voter in enumerate(model.voters):
+            if voter.voters:
+                raise ValueError("a voting model's member has no members of its own")
+            voter_meta, inner = _content(voter)
+            voters.append(voter_meta)
+            arrays.update({f"voter{i}.{name}": a for name, a in inner.items()})
+        meta[VOTERS_KEY] = voters
     return meta, arrays
 
 
@@ -331,10 +350,18 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
                         version)
         if stage1.stage1 is not None:
             raise ValueError("a first stage has no first stage of its own")
+    voters = []
+    for i, voter_meta in enumerate(meta.get(VOTERS_KEY) or []):
+        prefix = f"voter{i}."
+        voter = _model(voter_meta, {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}, version)
+        same = (voter.task.columns, voter.task.tag_column, voter.task.scheme, voter.task.metric)
+        if voter.voters or same != (task.columns, task.tag_column, task.scheme, task.metric):
+            raise ValueError(f"member {i + 1} of the vote is not a tagger of the same data")
+        voters.append(voter)
     return Model(task, labels, templates, features, Weights(state.padded().frozen(), trans, cond, mask, end, order2),
                  dict(meta["params"]), provenance, _dictionary(extra, task, arrays),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
-                 version, stage1)
+                 version, stage1, voters)
 
 
 def to_bytes(model: Model) -> bytes:

@@ -31,6 +31,7 @@ from structperc.predict.decoding import (
     decode,
     featurize,
     projection_matrix,
+    voted_tags,
     with_first_stage,
 )
 from structperc.predict.documents import (
@@ -59,4 +60,4 @@ __all__ = ["Allowed", "Forced", "Tagged", "TaggedDocuments", "TaggingSetup", "UN
            "data_marginals", "decode", "distribution_dicts", "document_window", "featurize", "gold_ids",
            "in_context", "k_best", "marginal_dicts", "path_probabilities", "projection_matrix", "tag_corpus",
            "tag_documents", "tag_in_context", "tagging_options", "tagging_setup", "token_confidence",
-           "told_elsewhere", "with_first_stage", "write_tagged"]
+           "told_elsewhere", "voted_tags", "with_first_stage", "write_tagged"]

@@ -26,6 +26,7 @@ from structperc.features.instances import data_tags, with_dictionary
 from structperc.features.stacking import majority_types, tag_types
 from structperc.io.corpus import Corpus
 from structperc.labels.partial import label_projection
+from structperc.labels.voting import vote_flat
 from structperc.model.schema import Model
 
 #: Per sentence, position -> a tag (forced) or a set of tags (allowed).
@@ -69,6 +70,9 @@ def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = Non
     """
     ptr = corpus.sent_ptr
     n, L = int(ptr[-1]), len(model.labels)
+    if model.voters and (forced is not None or allowed is not None or known is not None):
+        raise InputError("a voting model (trained with --vote) takes no forced, allowed or known tags: its members "
+                         "vote on spans, which a constraint on one member would not bind")
     explicit = np.zeros(n, dtype=bool)
     mask = np.ones((n, L), dtype=bool)
     projection = _projection(model)
@@ -121,6 +125,17 @@ def best_ids(model: Model, corpus: Corpus, allowed: np.ndarray | None = None) ->
     if allowed is None and model.tag_dictionary is not None:
         allowed = constraint_mask(model, corpus)
     return decode(model, featurize(model, corpus), allowed)
+
+
+def voted_tags(model: Model, corpus: Corpus, tags: list[str]) -> list[str]:
+    """``tags``, the model's own predictions for ``corpus`` (flat, the data's scheme), voted on with its other
+    members' (`structperc.labels.voting`: the spans more than half of them predict); unchanged for a model that
+    is no vote. Each member decodes under its own tag dictionary."""
+    if not model.voters:
+        return tags
+    members = [tags] + [data_tags(best_ids(voter, corpus), corpus.sent_ptr, voter.labels, voter.task)
+                        for voter in model.voters]
+    return vote_flat(members, corpus.sent_ptr, model.task.scheme)
 
 
 def decode(model: Model, feats: Features, mask: np.ndarray | None) -> np.ndarray:

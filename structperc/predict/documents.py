@@ -21,12 +21,13 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 import numpy as np
 
 from structperc.decode.marginals import marginals
+from structperc.errors import InputError
 from structperc.features.gazetteer import document_gap
 from structperc.features.instances import data_tags
 from structperc.io.corpus import Corpus, concat, edge
 from structperc.model.schema import Model
 from structperc.predict.calibration import confidence_temperature
-from structperc.predict.decoding import at_tags, constraint_mask, decode, featurize, projection_matrix
+from structperc.predict.decoding import at_tags, constraint_mask, decode, featurize, projection_matrix, voted_tags
 from structperc.predict.probabilities import distribution_dicts, k_best
 
 T = TypeVar("T")
@@ -73,11 +74,15 @@ def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int
                distributions: bool = False) -> Tagged:
     """Tag ``corpus`` under the model's tag dictionary and the ``known`` tags (flat, ``unknown`` =
     free); with ``confidence`` each tag's marginal probability, with ``distributions`` every tag's
-    (one forward-backward pass for both), with ``k`` the k best paths."""
+    (one forward-backward pass for both), with ``k`` the k best paths. A voting model's tags are its members'
+    vote (`voted_tags`), with its first member's probabilities of them; no k best paths."""
+    if model.voters and k:
+        raise InputError("a voting model (trained with --vote) gives its members' vote, not k best paths: the first "
+                         "member's would not hold it")
     feats = featurize(model, corpus)
     mask = constraint_mask(model, corpus, known=known, unknown=unknown)
     ids = decode(model, feats, mask)
-    tags = data_tags(ids, corpus.sent_ptr, model.labels, model.task)
+    tags = voted_tags(model, corpus, data_tags(ids, corpus.sent_ptr, model.labels, model.task))
     out = Tagged(tags, nbest=k_best(model, feats, k, mask) if k else None)
     if confidence or distributions:
         names, M = projection_matrix(model)

@@ -94,6 +94,9 @@ def explain(model: Model, corpus: Corpus, allowed: np.ndarray | None = None) -> 
         ``{"token", "label", "model_label", "features": [(name, weight)], "from", "transition",
         "conditioned": [(name, weight)], "second_order", "runner_up", "margin"}``.
     """
+    if model.voters:
+        raise InputError("explain() takes one tagger's path apart: a voting model's tags are its members' vote "
+                         "(trained with --vote), which no one set of weights scores")
     if len(corpus) != 1:
         raise InputError(f"explain() takes one sentence, not {len(corpus)}")
     L = len(model.labels)

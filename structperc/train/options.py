@@ -105,6 +105,26 @@ class Seeds:
         return bool(seeds) and all(Integer(0).ok(s) for s in seeds) and len(set(seeds)) == len(seeds)
 
 
+#: The encodings a voting model's members learn in (`structperc.labels.voting`).
+VOTE_ENCODINGS = ("iob1", "iob2", "iobes")
+
+
+@dataclass(frozen=True)
+class Encodings:
+    """A vote's other members: at least one encoding of `VOTE_ENCODINGS`, all distinct (a string is one name)."""
+
+    expects: str = f"at least one of {', '.join(VOTE_ENCODINGS)}, all distinct (e.g. iob2,iob1)"
+
+    def ok(self, value: Any) -> bool:
+        if isinstance(value, str):
+            return False
+        try:
+            names = list(value)
+        except TypeError:
+            return False
+        return bool(names) and all(n in VOTE_ENCODINGS for n in names) and len(set(names)) == len(names)
+
+
 def _choices(values: tuple) -> str:
     return "one of " + ", ".join(map(str, values))
 
@@ -120,7 +140,7 @@ class Option:
     name: str | None
     flag: str | None = None
     sklearn: str | None = None
-    values: Integer | Number | OneOf | Seeds | None = None
+    values: Integer | Number | OneOf | Seeds | Encodings | None = None
     none: bool = True
     default: Any = None
 
@@ -158,6 +178,7 @@ _OPTIONS = (
     Option("mixing", "--mixing", None, OneOf(MIXINGS, _choices(MIXINGS))),
     Option("seeds", "--seeds", None, Seeds()),
     Option("seed_average"),  # a seed-averaging run whose seeds are checked already (`Tagger.fit(seeds=…)`)
+    Option("vote", "--vote", None, Encodings()),
     # declared for their labels; their values are the task preset's, the rules' or a path's
     Option("task", "--task"), Option("scheme", "--scheme"), Option("encoding", "--encoding"),
     Option("columns", "--columns"), Option("tag_column", "--tag-column"), Option("template", "--template"),
@@ -292,6 +313,17 @@ RULES: tuple[Rule, ...] = (
     Rule("two_stage_new_tagger", lambda g: g.two_stage and (g.segmenter or g.get("init_model")),
          "--two-stage is for training a new tagger (two_stage; not --task cws): a two-stage model does not "
          "continue training (init_model, --init-model; partial_fit): train it again on all the data", usage=True),
+    Rule("vote_spans", lambda g: g.get("vote") and (g.segmenter or (g.task is not None and g.task.metric != "span")),
+         f"{spelled('vote')} is for span tasks (chunks, entities): its members vote on spans", usage=True),
+    Rule("vote_other_encodings", lambda g: g.get("vote") and g.task is not None
+         and g.task.model_scheme in list(g.get("vote")),
+         lambda g, found: f"{spelled('vote')} lists the other members' encodings: the model's own "
+                          f"({g.task.model_scheme!r}, --encoding) is the first member already", usage=True),
+    Rule("vote_new_tagger", lambda g: g.get("vote") and [spelled(name) for name, given in (
+        ("init_model", g.get("init_model")), ("checkpoint_dir", g.checkpoints),
+        ("read_on_workers", g.get("read_on_workers"))) if given],
+         lambda g, found: f"a voting model ({spelled('vote', ', ')}) is trained anew, each member from the start: "
+                          f"leave out {', '.join(found)}", usage=True),
     Rule("order2_update", lambda g: g.get("order", 1) == 2 and (
         float(g.get("margin", 0.0)) != 0.0 or g.get("step", "perceptron") != "perceptron"),
          f"{_ORDER2} train with the default update only: leave out {spelled('margin')} and {spelled('step')}"),

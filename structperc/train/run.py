@@ -126,7 +126,9 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
     (`structperc.predict.calibrate`; not for a second-order model, which has no marginals).
     ``workers`` > 1 trains both by iterative parameter mixing (see `train_model`). ``seeds`` (the first is
     ``params["seed"]``): the model trained on all of ``corpus`` is the mean of one member per seed
-    (`train_model`); the epochs are picked by the first seed alone."""
+    (`train_model`); the epochs are picked by the first seed alone. ``params["vote"]`` (encodings): after the
+    model, one more member per encoding, trained on all of ``corpus`` for as many epochs, whose spans and the
+    model's are voted on when it tags (`structperc.labels.voting`; the model's ``voters``)."""
     epochs = task.epochs
     dev_history, calibration = None, None
     if dev is None and params.get("dev_split"):
@@ -154,13 +156,26 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
         epochs = probe.best_epoch
         del probe, held_out, kept_out  # the probe's weights are as large as the refit's: not both at once
     tag_dictionary = learnt_tag_dictionary(corpus, task, params)  # before training releases the tokens
+    vote = list(params.get("vote") or [])
+    voter_tasks = [dataclasses.replace(task, encoding=e) for e in vote]
+    voter_dictionaries = [learnt_tag_dictionary(corpus, t, params) for t in voter_tasks]
     fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
-                         checkpoint_dir=checkpoint_dir, resume=resume, release=release, workers=workers,
+                         checkpoint_dir=checkpoint_dir, resume=resume, release=release and not vote, workers=workers,
                          mixing=mixing, runner=runner, seeds=seeds)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
+    for i, (voter_task, voter_dictionary) in enumerate(zip(voter_tasks, voter_dictionaries)):
+        # the vote's other members (`structperc.labels.voting`): the same data, template and options, another
+        # encoding, as many epochs as the first member trained (its pick on the held-out data)
+        voter = train_model(corpus, None, template_lines, fitted.best_epoch, task=voter_task,
+                            params={**params, "vote": None, "encoding": voter_task.encoding}, dictionary=dictionary,
+                            dataset_columns=dataset_columns, callback=callback, progress=progress,
+                            release=release and i == len(vote) - 1, workers=workers, mixing=mixing, runner=runner,
+                            seeds=seeds).model
+        voter.tag_dictionary = voter_dictionary
+        fitted.model.voters.append(voter)
     if dev is not None and order_of(params) == 1:
         calibration = calibrate(fitted.model, dev)
     fitted.model.calibration = calibration

@@ -60,6 +60,22 @@ def test_conll2002_spanish_ner_with_spanish_clusters_floor():
 
 
 @pytest.mark.corpus
+def test_conll2002_spanish_ner_vote_floor():
+    """The most accurate NER here: the opt-in levers and the vote of three encodings (the README's command)."""
+    import dataclasses
+
+    train, test = _files("conll2002", "esp.train", "esp.testb")
+    tagger = Tagger.train(str(train), task="ner", epochs=8, seed=0, lang="es", order=2, two_stage=True,
+                          vote=["iob2", "iob1"])
+    f1 = tagger.score(str(test))
+    # measured 0.8311; the goal of the language resources is 0.830
+    assert f1 >= 0.830, f"CoNLL-2002 esp.testb F1 with --lang es --order 2 --two-stage --vote {f1:.4f} < 0.830"
+    first = Tagger.from_model(dataclasses.replace(tagger.model_, voters=[])).score(str(test))
+    # the first member alone: measured 0.8268
+    assert f1 > first + 0.002, (f1, first)
+
+
+@pytest.mark.corpus
 def test_sxu_segmentation_with_jieba_words_floor():
     from structperc.segmenter import Segmenter
 

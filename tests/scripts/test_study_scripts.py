@@ -80,3 +80,18 @@ def test_unknown_corpus_is_a_usage_error(corpora):
     done = subprocess.run([sys.executable, str(STUDIES / "study_margin.py"), "--corpora-dir", str(corpora),
                            "--corpora", "nope"], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 2 and "unknown corpus nope" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_vote_study_reads_sentences_backwards_and_back(tmp_path, monkeypatch):
+    """`study_vote.py --backward`'s members train on reversed sentences: their spans must map back exactly."""
+    monkeypatch.syspath_prepend(str(STUDIES))
+    from study_vote import reversed_file, reversed_tags
+
+    tags = ["B-NP", "I-NP", "B-VP", "O", "B-NP", "B-NP", "I-NP"]
+    assert reversed_tags(tags) == ["B-NP", "I-NP", "B-NP", "O", "B-VP", "B-NP", "I-NP"]
+    assert reversed_tags(reversed_tags(tags)) == tags
+    source = tmp_path / "a.txt"
+    source.write_text("He PRP B-NP\nran VBD B-VP\nhome NN B-NP\n\nBig JJ B-NP\ndogs NNS I-NP\n\n", encoding="utf-8")
+    target = reversed_file(source, tmp_path / "b.txt")
+    assert target.read_text(encoding="utf-8").split("\n\n")[1] == "dogs NNS B-NP\nBig JJ I-NP"
+    assert reversed_file(target, tmp_path / "c.txt").read_text(encoding="utf-8") == source.read_text(encoding="utf-8")

@@ -1,0 +1,151 @@
+"""Voting models (``vote``, ``--vote``; `structperc.labels.voting`): each member is the tagger its encoding
+trains alone, tagging votes their spans, the model file carries every member (and refuses a damaged one),
+and the options that cannot go with a vote are refused in one line."""
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from testkit import first_sentences, run
+
+from structperc import Tagger
+from structperc.errors import InputError, ModelFormatError
+from structperc.labels.voting import vote_spans
+from structperc.model import schema
+from structperc.model.archive import load_archive, save_archive
+from structperc.train.options import OptionError
+
+KW = dict(columns=["word", "pos", "chunk"], epochs=2, seed=3)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory, sample_paths):
+    """200 training and 100 test sentences of the shipped CoNLL-2000 sample, as files."""
+    train, test = sample_paths
+    d = tmp_path_factory.mktemp("vote")
+    (d / "train.txt").write_text(first_sentences(train, 200), encoding="utf-8")
+    (d / "test.txt").write_text(first_sentences(test, 100), encoding="utf-8")
+    return d / "train.txt", d / "test.txt"
+
+
+@pytest.fixture(scope="module")
+def voting(sample):
+    return Tagger(vote=["iob2", "iob1"], **KW).fit(str(sample[0]))
+
+
+def test_members_are_the_taggers_of_their_encodings_and_tagging_votes(voting, sample):
+    train, test = sample
+    alone = [Tagger(encoding=e, **KW).fit(str(train)) for e in ("iobes", "iob2", "iob1")]
+    model = voting.model_
+    assert [v.task.model_scheme for v in model.voters] == ["iob2", "iob1"]
+    for member, tagger in zip([model, *model.voters], alone):
+        assert member.labels == tagger.labels_
+        assert np.array_equal(member.weights.state, tagger.model_.weights.state)
+    each = [t.predict(str(test)) for t in alone]
+    expected = [vote_spans(list(tags), "iob2") for tags in zip(*each)]
+    assert voting.predict(str(test)) == expected
+    assert any(e != s for e, s in zip(expected, each[0]))  # the vote changed something on this sample
+
+
+def test_round_trip_info_and_the_command_line(voting, sample, tmp_path):
+    path = voting.save(tmp_path / "m")
+    meta, _ = load_archive(path)
+    assert meta["format_version"] == schema.VOTE_VERSION and len(meta["voters"]) == 2
+    assert meta["params"]["vote"] == ["iob2", "iob1"]
+    loaded = Tagger.load(tmp_path / "m")
+    assert loaded.predict(str(sample[1])) == voting.predict(str(sample[1]))
+    result = run("info", "--model", tmp_path / "m")
+    assert result.exit_code == 0 and "vote         3 members' spans" in result.output and "iob1 (" in result.output
+    out = tmp_path / "tagged.txt"
+    assert run("tag", "--model", tmp_path / "m", sample[1], "-o", out).exit_code == 0
+    tags = [[line.split()[-1] for line in block.splitlines()]
+            for block in out.read_text(encoding="utf-8").strip().split("\n\n")]
+    assert tags == voting.predict(str(sample[1]))
+
+
+def test_a_tagger_without_vote_writes_no_vote(sample, tmp_path):
+    path = Tagger(**KW).fit(str(sample[0])).save(tmp_path / "m")
+    meta, _ = load_archive(path)
+    assert "vote" not in meta["params"] and "voters" not in meta and meta["format_version"] == 1
+
+
+def test_constraints_are_refused(voting, sample):
+    with pytest.raises(InputError, match="voting model"):
+        voting.predict([[("The", "DT"), ("cat", "NN")]], forced=[{0: "B-NP"}])
+    with pytest.raises(InputError, match="voting model"):
+        voting.predict_marginals([[("The", "DT"), ("cat", "NN")]], allowed=[{1: ["I-NP"]}])
+
+
+def test_what_one_member_cannot_answer_is_refused(voting, sample, tmp_path):
+    sentence = [("The", "DT"), ("cat", "NN")]
+    with pytest.raises(InputError, match="members' vote"):
+        voting.explain(sentence)
+    with pytest.raises(OptionError, match="trained anew") as info:
+        voting.partial_fit(str(sample[0]), epochs=1)
+    assert info.value.rule == "vote_new_tagger"
+    voting.save(tmp_path / "m")
+    result = run("tag", "--model", tmp_path / "m", sample[1], "--nbest", "2")
+    assert result.exit_code == 1 and "Traceback" not in result.output and "k best paths" in result.output
+
+
+def test_a_member_of_other_data_is_refused(voting, tmp_path):
+    path = voting.save(tmp_path / "m")
+    meta, arrays = load_archive(path)
+    meta["voters"][1]["tag_column"] = "other"
+    meta["voters"][1]["columns"] = ["word", "pos", "other"]
+    keep = {k: v for k, v in meta.items() if k not in ("format", "format_version", "arrays")}
+    save_archive(tmp_path / "bad", keep, arrays, schema.VOTE_VERSION)
+    with pytest.raises(ModelFormatError, match="member 2 of the vote"):
+        schema.read(tmp_path / "bad")
+
+
+def test_nested_resource_tables_are_stored_once(tmp_path):
+    table = np.arange(1 << 18, dtype=np.int64)  # 2 MB: above the size shared tables start at
+    path = save_archive(tmp_path / "m", {"x": 1}, {"extra.t": table, "voter0.extra.t": table.copy(),
+                                                     "voter1.stage1.extra.t": table.copy(), "voter1.keys": table[:4]})
+    with zipfile.ZipFile(path) as zf:
+        names = set(zf.namelist())
+        meta = json.loads(zf.read("metadata.json"))
+    assert "voter0.extra.t.npy" not in names and "voter1.stage1.extra.t.npy" not in names
+    assert meta["arrays"]["voter1.stage1.extra.t"]["same_as"] == "extra.t"
+    _, arrays = load_archive(path)
+    assert np.array_equal(arrays["voter1.stage1.extra.t"], table) and np.array_equal(arrays["voter1.keys"], table[:4])
+
+
+@pytest.mark.parametrize("options, rule", [
+    (dict(vote=["iobes"]), "vote_other_encodings"),
+    (dict(vote=["iob2", "iob2"]), "vote"),
+    (dict(vote="iob2"), "vote"),
+    (dict(vote=["bmes"]), "vote"),
+    (dict(vote=["iob2"], task="pos", columns=None), "vote_spans"),
+])
+def test_options_refused(options, rule, sample):
+    kw = {**KW, **options}
+    if kw.get("columns") is None:
+        kw.pop("columns")
+    with pytest.raises(OptionError) as info:
+        Tagger(**kw).fit(str(sample[0]))
+    assert info.value.rule == rule
+
+
+@pytest.mark.parametrize("extra, contains", [
+    (["--vote", "iobes"], "the model's own ('iobes', --encoding)"),
+    (["--vote", "iob2", "--task", "cws"], "is for span tasks"),
+    (["--vote", "iob2", "--init-model", "x"], "is trained anew"),
+    (["--vote", "iob3"], "at least one of iob1, iob2, iobes"),
+])
+def test_command_line_refusals(extra, contains, sample, tmp_path):
+    result = run("train", "--train", sample[0], "--columns", "word,pos,chunk", "--model", tmp_path / "m", "-q", *extra)
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output, result.output
+    assert contains in result.output
+    assert not (tmp_path / "m").exists()
+
+
+def test_command_line_trains_a_vote(sample, tmp_path):
+    result = run("train", "--train", sample[0], "--columns", "word,pos,chunk", "--epochs", "2", "--seed", "3",
+                 "--vote", "iob2,iob1", "--model", tmp_path / "m")
+    assert result.exit_code == 0, result.output
+    assert "voting with members learning iob2, iob1" in result.stderr
+    assert len(schema.read(tmp_path / "m").voters) == 2
