@@ -3,6 +3,7 @@
 
     python scripts/studies/study_vote.py ner                 # esp.testa, --lang es --order 2 --two-stage; seeds 0 1 2
     python scripts/studies/study_vote.py chunk               # CoNLL-2000's held-out tenth, --lang en
+    python scripts/studies/study_vote.py ned                 # ned.testa, as the shipped nl-ner is trained
     python scripts/studies/study_vote.py chunk --seed-average   # the same, every member the mean of 3 seeds
     python scripts/studies/study_vote.py chunk --backward       # members that read the sentences backwards too
 
@@ -10,7 +11,9 @@ For each seed it trains the taggers that learn IOBES (the default), IOB2 and IOB
 (``vote=["iob2", "iob1"]``, whose members are those three taggers: `tests/train/test_vote.py`), and prints each
 one's span F1 and the vote's; then the means over the seeds. ``ner``: trained on esp.train with the preset's 8
 epochs and scored on esp.testa; ``chunk``: trained on the nine tenths ``--dev-split 0.1`` keeps (split seed 0)
-with the preset's 10 epochs and scored on the tenth it holds out. ``--seed-average`` (chunk) compares
+with the preset's 10 epochs and scored on the tenth it holds out; ``ned``: words alone, ``--lang de --order 2
+--two-stage``, trained on ned.train with ned.testa picking the epoch among 15 (the shipped ``nl-ner``'s recipe) and
+scored on ned.testa. ``--seed-average`` (chunk) compares
 ``--seeds 0,1,2`` and ``3,4,5`` with and without the vote instead. ``--backward`` (a probe: no such member is
 built) adds taggers trained and tagging on the sentences reversed (their spans mapped back; Kudo & Matsumoto's
 backward parsing), each encoding both ways, and votes of 3, 5 and 6 of them. Nothing reads a test file.
@@ -35,13 +38,18 @@ ENCODINGS = ("iobes", "iob2", "iob1")
 FAMILIES = {
     "ner": dict(task="ner", lang="es", order=2, two_stage=True),
     "chunk": dict(task="chunk", columns=["word", "pos", "chunk"], lang="en"),
+    "ned": dict(task="ner", columns=["word", "_", "ner"], lang="de", order=2, two_stage=True, epochs=15),
 }
+#: The families whose held-out file also picks the epoch (``fit(dev=…)``).
+PICKS_EPOCH = ("ned",)
 
 
 def data(family: str, tmp: Path) -> tuple[Path, Path]:
     """The training file and the held-out file of ``family``."""
     if family == "ner":
         return ROOT / "conll2002" / "esp.train", ROOT / "conll2002" / "esp.testa"
+    if family == "ned":
+        return ROOT / "conll2002" / "ned.train", ROOT / "conll2002" / "ned.testa"
     return write_split(ROOT / "conll2000" / "train.txt", 0.1, 0, tmp)
 
 
@@ -116,11 +124,14 @@ def main() -> None:
                           flush=True)
             return
         rows: dict[str, list[float]] = {e: [] for e in (*ENCODINGS, "vote")}
+        dev = {"dev": str(held)} if args.family in PICKS_EPOCH else {}
         for seed in args.seeds:
             for encoding in ENCODINGS:
-                rows[encoding].append(Tagger(seed=seed, encoding=encoding, **params).fit(str(train)).score(str(held)))
+                rows[encoding].append(Tagger(seed=seed, encoding=encoding, **params).fit(str(train), **dev)
+                                      .score(str(held)))
             started = time.perf_counter()
-            rows["vote"].append(Tagger(seed=seed, vote=["iob2", "iob1"], **params).fit(str(train)).score(str(held)))
+            rows["vote"].append(Tagger(seed=seed, vote=["iob2", "iob1"], **params).fit(str(train), **dev)
+                                .score(str(held)))
             print(f"seed {seed}: " + ", ".join(f"{k} {100 * v[-1]:.2f}" for k, v in rows.items())
                   + f" (the vote: {time.perf_counter() - started:.0f} s)", flush=True)
     print(f"\n| {args.family}, held-out span F1 | mean | by seed |\n|---|---|---|")
