@@ -21,7 +21,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 import numpy as np
 
 from structperc.decode.marginals import marginals
-from structperc.errors import InputError
 from structperc.features.gazetteer import document_gap
 from structperc.features.instances import data_tags
 from structperc.io.corpus import Corpus, concat, edge
@@ -76,14 +75,12 @@ def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int
     free); with ``confidence`` each tag's marginal probability, with ``distributions`` every tag's
     (one forward-backward pass for both), with ``k`` the k best paths. A voting model's tags are its members'
     vote (`voted_tags`), with its first member's probabilities of them; no k best paths."""
-    if model.voters and k:
-        raise InputError("a voting model (trained with --vote) gives its members' vote, not k best paths: the first "
-                         "member's would not hold it")
     feats = featurize(model, corpus)
     mask = constraint_mask(model, corpus, known=known, unknown=unknown)
     ids = decode(model, feats, mask)
+    nbest = k_best(model, feats, k, mask) if k else None  # before the vote: a voting model refuses k best paths
     tags = voted_tags(model, corpus, data_tags(ids, corpus.sent_ptr, model.labels, model.task))
-    out = Tagged(tags, nbest=k_best(model, feats, k, mask) if k else None)
+    out = Tagged(tags, nbest=nbest)
     if confidence or distributions:
         names, M = projection_matrix(model)
         probs = marginals(model.weights, feats, confidence_temperature(model), allowed=mask)[0] @ M

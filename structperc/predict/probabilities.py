@@ -13,6 +13,7 @@ import numpy as np
 
 from structperc.decode.marginals import marginals, path_log_probs
 from structperc.decode.nbest import nbest
+from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.features.instances import data_tags
 from structperc.io.corpus import Corpus
@@ -63,7 +64,11 @@ def path_probabilities(model: Model, feats: Features, ids: np.ndarray,
 def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None) \
         -> list[list[tuple[list[str], float, float]]]:
     """Per sentence, up to ``k`` (data tags, score, probability) best first (fewer when the lattice
-    has fewer paths). Ties keep Viterbi's order (`structperc.decode.nbest`)."""
+    has fewer paths). Ties keep Viterbi's order (`structperc.decode.nbest`). A voting model is refused: its
+    first member's paths would not hold the vote it tags with."""
+    if model.voters:
+        raise InputError("a voting model (trained with --vote) gives its members' vote, not k best paths: the first "
+                         "member's would not hold it")
     result = nbest(model.weights, feats, k, allowed=mask)
     tau = confidence_temperature(model)
     # p(path r) = p(best) · exp((s_r - s_best) / τ): the best path's probability exactly (float64),

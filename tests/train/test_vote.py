@@ -82,6 +82,8 @@ def test_what_one_member_cannot_answer_is_refused(voting, sample, tmp_path):
     sentence = [("The", "DT"), ("cat", "NN")]
     with pytest.raises(InputError, match="members' vote"):
         voting.explain(sentence)
+    with pytest.raises(InputError, match="k best paths"):
+        voting.predict_nbest([sentence], k=2)
     with pytest.raises(OptionError, match="trained anew") as info:
         voting.partial_fit(str(sample[0]), epochs=1)
     assert info.value.rule == "vote_new_tagger"
