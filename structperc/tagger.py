@@ -18,7 +18,6 @@ from structperc.features.dictionary import parts as dictionary_parts
 from structperc.features.instances import (
     check_known_tags,
     columns_to_read,
-    data_tags,
     split_tags,
     template_columns,
     with_dictionary,
@@ -353,8 +352,7 @@ class Tagger(Assessment):
     def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
         """Predicted tag of every token of ``corpus`` (flat, in corpus order, the data's scheme); a voting model's
         members' vote (`structperc.predict.voted_tags`)."""
-        return predict.voted_tags(self.model_, corpus, data_tags(self.predict_ids(corpus, allowed), corpus.sent_ptr,
-                                                                 self.labels_, self.task_))
+        return predict.tag_corpus(self.model_, corpus, allowed=allowed).tags
 
     def predict(self, X: Any, *, forced: predict.Forced | None = None,
                 allowed: predict.Allowed | None = None) -> list[list[str]]:

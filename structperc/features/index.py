@@ -169,8 +169,13 @@ class FeatureIndex(LookupTables):
         meta = {"templates": [t.name for t in self.templates], "min_count": self.min_count,
                 "atoms": [[a.column, a.func] for a in self.atoms], "vocabs": self.vocabs,
                 "radix": self.radix, "frequent": {str(k): v for k, v in self.frequent.items()}}
-        arrays = {f"keys_{i}": k for i, k in enumerate(self.keys)}
+        arrays = dict(zip(self.array_names(len(self.keys)), self.keys))
         return meta, arrays
+
+    @staticmethod
+    def array_names(n_templates: int) -> list[str]:
+        """The arrays `state_dict` writes and `from_state` reads: each template's attribute keys."""
+        return [f"keys_{i}" for i in range(n_templates)]
 
     @classmethod
     def from_state(cls, templates: list[Template], meta: dict, arrays: dict[str, np.ndarray]) \
@@ -194,7 +199,7 @@ class FeatureIndex(LookupTables):
             if radix != expected:
                 raise ValueError(f"radixes of template {t.name!r} do not match its vocabularies")
         fi.frequent = {int(k): list(v) for k, v in meta.get("frequent", {}).items()}
-        fi.keys = [np.asarray(arrays[f"keys_{i}"], dtype=np.int64) for i in range(len(templates))]
+        fi.keys = [np.asarray(arrays[name], dtype=np.int64) for name in cls.array_names(len(templates))]
         for t, radix, keys in zip(templates, fi.radix, fi.keys):
             size = float(np.prod(np.asarray(radix, dtype=np.float64))) if radix else 1.0
             if keys.ndim != 1 or (len(keys) and (keys[0] < 0 or keys[-1] >= size

@@ -36,10 +36,14 @@ FORMAT_VERSION = 5
 #: The version whose arrays may be stored once for two names (``"same_as"``): a two-stage model's first
 #: stage reads the same language-resource tables as the model itself.
 SHARED_ARRAYS_VERSION = 4
-#: The prefixes of a nested model's arrays: a first stage's (`structperc.model.schema.STAGE_KEY` and a dot), a
-#: voting model's members' (``voter<i>.``), and both (a member's first stage).
-_NESTED = re.compile(r"^(?:stage1\.|voter\d+\.)+(?=extra\.)")
-#: Tables smaller than this are stored twice: sharing them would change the bytes of every two-stage model.
+#: The format version of a voting model (`structperc.labels.voting`: its other members nested in it, their arrays
+#: named ``voter<i>.<name>``), where every array a nested model repeats is stored once (`_shared`).
+VOTE_VERSION = 5
+#: A prefix of a nested model's arrays: a first stage's (`structperc.model.schema.STAGE_KEY` and a dot) or a
+#: voting model's member's (``voter<i>.``); a member's first stage has both.
+_PREFIX = re.compile(r"stage1\.|voter\d+\.")
+#: Below version 5, only a nested model's language tables at least this large are shared: sharing smaller arrays
+#: would change the bytes (and the version) of every two-stage model.
 _SHARED_MIN_BYTES = 1 << 20
 ARCHIVE_NAME = "model.zip"
 _META = "metadata.json"
@@ -59,11 +63,7 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
     target = archive_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     blobs = {name: _npy_bytes(arr) for name, arr in arrays.items()}
-    # A first stage's large table equal to the model's own of the same name is stored once (the language
-    # resources both stages read: 3.8 MB of German clusters each); only then is the file of version 4,
-    # so every other model keeps its bytes and stays readable by earlier releases.
-    shared = {name: base for name, base in ((n, _NESTED.sub("", n)) for n in blobs)
-              if base != name and len(blobs[name]) >= _SHARED_MIN_BYTES and blobs.get(base) == blobs[name]}
+    shared = _shared(blobs, version)
     described = {k: {"dtype": str(v.dtype), "shape": list(v.shape)} for k, v in arrays.items()}
     for name, same in shared.items():
         described[name]["same_as"] = same
@@ -88,6 +88,34 @@ def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarr
             os.unlink(tmp)
         raise
     return target
+
+
+def _shared(blobs: dict[str, bytes], version: int) -> dict[str, str]:
+    """Nested arrays stored once: name → the stored array of the same bytes it is read from.
+
+    A nested model's array equal to the one of the same name in a model it is nested in (``voter0.stage1.keys_3``
+    and ``stage1.keys_3`` or ``keys_3``) is stored once. A voting model's members are trained alike on the same
+    data, so most of their tables are equal (the attribute keys of every stage and member: 7.3 MB each of
+    Spanish NER's six), and every such array is shared. Other models are older formats: there only a first
+    stage's language tables of `_SHARED_MIN_BYTES` or more are (3.8 MB of German clusters in each stage), and
+    only then is the file of version 4, so every other model keeps its bytes and stays readable by earlier
+    releases."""
+    every = version >= VOTE_VERSION
+    shared: dict[str, str] = {}
+    for name in sorted(blobs, key=lambda n: len(_PREFIX.findall(n))):  # the outer models' arrays first
+        prefixes = []
+        rest = name
+        while (m := _PREFIX.match(rest)) is not None:
+            prefixes.append(m.group())
+            rest = rest[m.end():]
+        if not prefixes or not (every or (rest.startswith("extra.") and len(blobs[name]) >= _SHARED_MIN_BYTES)):
+            continue
+        for k in range(len(prefixes)):  # the outermost model's array first: ``keys_3``, then ``stage1.keys_3``
+            base = "".join(prefixes[len(prefixes) - k:]) + rest if k else rest
+            if base != name and blobs.get(base) == blobs[name]:
+                shared[name] = shared.get(base, base)
+                break
+    return shared
 
 
 def _npy_bytes(arr: np.ndarray) -> bytes:

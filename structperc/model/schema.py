@@ -48,7 +48,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -72,6 +72,7 @@ from structperc.labels import LabelSet
 from structperc.labels.schemes import SPAN_SCHEMES
 from structperc.model.archive import (
     FORMAT_VERSION,
+    VOTE_VERSION,
     archive_path,
     dense_rows,
     load_archive,
@@ -90,8 +91,6 @@ _SCHEMES = SPAN_SCHEMES + ("none", "bmes", "bmes6")
 #: The format version of first-order models (`write`: the oldest version that holds the model), of
 #: second-order ones, and of two-stage ones (a nested first-stage model).
 FIRST_ORDER_VERSION, SECOND_ORDER_VERSION, STAGE_VERSION = 1, 2, 3
-#: The format version of a voting model (`structperc.labels.voting`: members nested in it).
-VOTE_VERSION = 5
 #: The metadata key (and the array-name prefix) of a two-stage model's first stage.
 STAGE_KEY = "stage1"
 #: The metadata key of a voting model's other members; member i's arrays are named ``voter<i>.<name>``.
@@ -216,9 +215,16 @@ def _calibration(meta: dict) -> dict | None:
     return calibration
 
 
-def _dictionary(extra: dict, task: Task, arrays: dict[str, np.ndarray]) -> ColumnDictionary | None:
+def _dictionary(extra: dict, task: Task, arrays: dict[str, np.ndarray], seen: _Built | None = None) \
+        -> ColumnDictionary | None:
+    """The dictionary whose columns a model's templates read (one, or `Dictionaries` of several); ``seen``: the
+    same object as an equal one already read from the file."""
     if not isinstance(extra, dict):
         raise TypeError("extra is not a mapping")
+    if seen is not None:
+        described = ("dictionary", {k: extra[k] for k, _ in _DICTIONARY_KEYS if k in extra}, task.token_column)
+        return seen.get(described, {k: a for k, a in arrays.items() if k.startswith(f"{_EXTRA_ARRAYS}.")},
+                        lambda: _dictionary(extra, task, arrays))
     found: list[ColumnDictionary] = []
     if extra.get("gazetteer") is not None:
         found.append(Gazetteer.from_json(extra["gazetteer"], word=task.token_column))
@@ -289,7 +295,7 @@ def read(path: str | os.PathLike) -> Model:
     """Load the model at ``path``; damaged or foreign files raise `ModelFormatError` naming it."""
     meta, arrays = load_archive(path)
     try:
-        return _model(meta, arrays)
+        return _model(meta, arrays, seen=_Built())
     except _DAMAGE as exc:
         raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
             from None
@@ -304,7 +310,33 @@ def _task(meta: dict) -> Task:
                 meta["metric"], bool(meta["constrained"]), encoding=meta.get("encoding", meta["scheme"]))
 
 
-def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray]) \
+class _Built:
+    """The tables already built while reading one file, with what each was built from: a nested model (a first
+    stage, a vote's member) whose table is described by equal metadata and the same arrays gets the same object.
+    A vote's members read one dictionary and, stage for stage, one feature index (`structperc.model.archive`
+    stores their arrays once): built once, they are read once, and tagging writes the dictionary's columns and
+    the first stages' attribute ids once for all of them (`structperc.predict.decoding.with_columns`)."""
+
+    def __init__(self) -> None:
+        self._built: list[tuple[object, dict[str, np.ndarray], Any]] = []
+
+    def get(self, description: object, arrays: dict[str, np.ndarray], make: Callable[[], Any]) -> Any:
+        for known, known_arrays, built in self._built:
+            if known == description and _same_arrays(known_arrays, arrays):
+                return built
+        built = make()
+        self._built.append((description, arrays, built))
+        return built
+
+
+def _same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Whether two sets of named arrays are equal (the same objects when the file stores them once)."""
+    return a.keys() == b.keys() and all(
+        x is y or (x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y))
+        for x, y in ((a[k], b[k]) for k in a))
+
+
+def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray], seen: _Built) \
         -> FeatureIndex | AttributeIndex:
     """The feature index of a model: templates, or (``features.kind == "attributes"``) the attribute
     vocabulary of a `structperc.sklearn` model."""
@@ -312,13 +344,16 @@ def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray]) \
         if meta["features"]["kind"] != AttributeIndex.KIND or templates:
             raise ValueError(f"unknown feature kind {meta['features']['kind']!r}")
         return AttributeIndex.from_state(meta["features"], arrays)
-    return FeatureIndex.from_state(parse_templates(templates), meta["features"], arrays)
+    read = {name: arrays[name] for name in FeatureIndex.array_names(len(templates)) if name in arrays}
+    return seen.get(("features", templates, meta["features"]), read,
+                    lambda: FeatureIndex.from_state(parse_templates(templates), meta["features"], arrays))
 
 
-def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None) -> Model:
+def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None, *,
+           seen: _Built) -> Model:
     task = _task(meta)
     templates = list(meta["templates"])
-    features = _features(meta, templates, arrays)
+    features = _features(meta, templates, arrays, seen)
     labels = list(meta["labels"])
     if LabelSet(labels).labels != labels:
         raise ValueError("labels are not sorted and unique")
@@ -347,19 +382,20 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
     if meta.get(STAGE_KEY) is not None:
         prefix = f"{STAGE_KEY}."
         stage1 = _model(meta[STAGE_KEY], {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)},
-                        version)
+                        version, seen=seen)
         if stage1.stage1 is not None:
             raise ValueError("a first stage has no first stage of its own")
     voters = []
     for i, voter_meta in enumerate(meta.get(VOTERS_KEY) or []):
         prefix = f"voter{i}."
-        voter = _model(voter_meta, {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}, version)
+        voter = _model(voter_meta, {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}, version,
+                       seen=seen)
         same = (voter.task.columns, voter.task.tag_column, voter.task.scheme, voter.task.metric)
         if voter.voters or same != (task.columns, task.tag_column, task.scheme, task.metric):
             raise ValueError(f"member {i + 1} of the vote is not a tagger of the same data")
         voters.append(voter)
     return Model(task, labels, templates, features, Weights(state.padded().frozen(), trans, cond, mask, end, order2),
-                 dict(meta["params"]), provenance, _dictionary(extra, task, arrays),
+                 dict(meta["params"]), provenance, _dictionary(extra, task, arrays, seen),
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
                  version, stage1, voters)
 

@@ -31,7 +31,9 @@ from structperc.predict.decoding import (
     decode,
     featurize,
     projection_matrix,
+    shared_columns,
     voted_tags,
+    with_columns,
     with_first_stage,
 )
 from structperc.predict.documents import (
@@ -58,6 +60,6 @@ from structperc.predict.probabilities import (
 __all__ = ["Allowed", "Forced", "Tagged", "TaggedDocuments", "TaggingSetup", "UNCALIBRATED", "apart", "best_ids",
            "by_sentence", "calibrate", "calibration_report", "confidence_temperature", "constraint_mask",
            "data_marginals", "decode", "distribution_dicts", "document_window", "featurize", "gold_ids",
-           "in_context", "k_best", "marginal_dicts", "path_probabilities", "projection_matrix", "tag_corpus",
-           "tag_documents", "tag_in_context", "tagging_options", "tagging_setup", "token_confidence",
-           "told_elsewhere", "voted_tags", "with_first_stage", "write_tagged"]
+           "in_context", "k_best", "marginal_dicts", "path_probabilities", "projection_matrix",
+           "shared_columns", "tag_corpus", "tag_documents", "tag_in_context", "tagging_options", "tagging_setup",
+           "token_confidence", "told_elsewhere", "voted_tags", "with_columns", "with_first_stage", "write_tagged"]

@@ -34,23 +34,63 @@ Forced = Sequence[Mapping[int, str]]
 Allowed = Sequence[Mapping[int, Iterable[str]]]
 
 
-def featurize(model: Model, corpus: Corpus) -> Features:
-    """Attribute ids of ``corpus``, with the model's dictionary columns added when it reads them and
-    the corpus lacks them (a held-out slice of jackknifed training data keeps its honest columns),
-    and a two-stage model's first-stage column (`with_first_stage`)."""
-    corpus = with_first_stage(model.stage1, corpus)
+#: The attribute ids of one corpus's tokens already made by a first stage's feature index (keyed by the index's
+#: ``id``, which it holds alive): a vote's members' first stages read one index (`structperc.model.schema`).
+FirstStageFeatures = dict[int, tuple[object, Features]]
+
+
+def featurize(model: Model, corpus: Corpus, first_stages: FirstStageFeatures | None = None) -> Features:
+    """Attribute ids of ``corpus`` with every column the model reads (`with_columns`)."""
+    return model.features.transform(with_columns(model, corpus, first_stages))
+
+
+def with_columns(model: Model, corpus: Corpus, first_stages: FirstStageFeatures | None = None) -> Corpus:
+    """``corpus`` with the columns the model reads that it lacks: its dictionary's (a corpus that has them keeps
+    them: a held-out slice of jackknifed training data keeps its honest columns) and a two-stage model's
+    first-stage column (`with_first_stage`).
+
+    The dictionary's columns are written before the first stage reads them when both stages read it
+    (`shared_columns`). ``first_stages``, kept by the caller across the members of a vote for this same
+    ``corpus``, holds the attribute ids each first-stage feature index made, so members whose first stages
+    share an index make them once."""
+    return _dictionary_columns(model, with_first_stage(model.stage1, shared_columns(model, corpus), first_stages))
+
+
+def shared_columns(model: Model, corpus: Corpus) -> Corpus:
+    """``corpus`` with the columns of the model's dictionary when every part of the model (its stages, a vote's
+    members and theirs) reads that one: training gives them one, and reading a file shares equal ones
+    (`structperc.model.schema`), so the columns are written once for all of them. Unchanged otherwise (each
+    part then writes its own). A vote's members each add their own first stage's column to it."""
+    if all(part.dictionary is model.dictionary for part in _parts(model)):
+        return _dictionary_columns(model, corpus)
+    return corpus
+
+
+def _parts(model: Model) -> list[Model]:
+    """The model, its first stage, and a vote's other members with theirs."""
+    return [m for member in (model, *model.voters) for m in (member, member.stage1) if m is not None]
+
+
+def _dictionary_columns(model: Model, corpus: Corpus) -> Corpus:
     if model.dictionary is not None and set(model.dictionary.columns) <= set(corpus.columns):
-        return model.features.transform(corpus)
-    return model.features.transform(with_dictionary(corpus, model.dictionary, model.templates))
+        return corpus
+    return with_dictionary(corpus, model.dictionary, model.templates)
 
 
-def with_first_stage(first: Model | None, corpus: Corpus) -> Corpus:
+def with_first_stage(first: Model | None, corpus: Corpus, first_stages: FirstStageFeatures | None = None) -> Corpus:
     """``corpus`` with the ``tmd`` column of a two-stage model whose first stage is ``first``
     (`structperc.features.stacking`): the majority type ``first`` predicts for the other occurrences
-    of each word nearby. Unchanged for a one-stage model (None), or when the corpus has the column."""
+    of each word nearby. Unchanged for a one-stage model (None), or when the corpus has the column.
+    ``first_stages``: the attribute ids already made for ``corpus`` by first-stage indexes (`with_columns`)."""
     if first is None or STAGE_COLUMN in corpus.columns:
         return corpus
-    tags = data_tags(best_ids(first, corpus), corpus.sent_ptr, first.labels, first.task)
+    if first_stages is None:
+        feats = featurize(first, corpus)
+    else:
+        if id(first.features) not in first_stages:
+            first_stages[id(first.features)] = (first.features, featurize(first, corpus))
+        feats = first_stages[id(first.features)][1]
+    tags = data_tags(best_ids(first, corpus, feats=feats), corpus.sent_ptr, first.labels, first.task)
     types = tag_types(tags, first.task.metric == "span")
     return corpus.with_column(STAGE_COLUMN, majority_types(corpus, first.task.token_column, types))
 
@@ -119,22 +159,27 @@ def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = Non
     return mask
 
 
-def best_ids(model: Model, corpus: Corpus, allowed: np.ndarray | None = None) -> np.ndarray:
+def best_ids(model: Model, corpus: Corpus, allowed: np.ndarray | None = None, *,
+             feats: Features | None = None) -> np.ndarray:
     """Best label id of every token of ``corpus`` (ids into ``model.labels``); ``allowed`` (bool,
-    (n_tokens, L)) restricts each token's labels, by default to the model's tag dictionary's."""
+    (n_tokens, L)) restricts each token's labels, by default to the model's tag dictionary's. ``feats``: the
+    attribute ids of ``corpus``, when made already."""
     if allowed is None and model.tag_dictionary is not None:
         allowed = constraint_mask(model, corpus)
-    return decode(model, featurize(model, corpus), allowed)
+    return decode(model, featurize(model, corpus) if feats is None else feats, allowed)
 
 
-def voted_tags(model: Model, corpus: Corpus, tags: list[str]) -> list[str]:
+def voted_tags(model: Model, corpus: Corpus, tags: list[str], first_stages: FirstStageFeatures | None = None) \
+        -> list[str]:
     """``tags``, the model's own predictions for ``corpus`` (flat, the data's scheme), voted on with its other
     members' (`structperc.labels.voting`: the spans more than half of them predict); unchanged for a model that
-    is no vote. Each member decodes under its own tag dictionary."""
+    is no vote. Each member decodes under its own tag dictionary; ``first_stages`` (`with_columns`): the first
+    stages' attribute ids of ``corpus`` made so far."""
     if not model.voters:
         return tags
-    members = [tags] + [data_tags(best_ids(voter, corpus), corpus.sent_ptr, voter.labels, voter.task)
-                        for voter in model.voters]
+    first_stages = {} if first_stages is None else first_stages
+    members = [tags] + [data_tags(best_ids(voter, corpus, feats=featurize(voter, corpus, first_stages)),
+                                  corpus.sent_ptr, voter.labels, voter.task) for voter in model.voters]
     return vote_flat(members, corpus.sent_ptr, model.task.scheme)
 
 

@@ -26,7 +26,16 @@ from structperc.features.instances import data_tags
 from structperc.io.corpus import Corpus, concat, edge
 from structperc.model.schema import Model
 from structperc.predict.calibration import confidence_temperature
-from structperc.predict.decoding import at_tags, constraint_mask, decode, featurize, projection_matrix, voted_tags
+from structperc.predict.decoding import (
+    FirstStageFeatures,
+    at_tags,
+    constraint_mask,
+    decode,
+    featurize,
+    projection_matrix,
+    shared_columns,
+    voted_tags,
+)
 from structperc.predict.probabilities import distribution_dicts, k_best
 
 T = TypeVar("T")
@@ -70,16 +79,19 @@ class Tagged:
 
 def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int = 0,
                known: Sequence[str | None] | None = None, unknown: str = "?",
-               distributions: bool = False) -> Tagged:
+               distributions: bool = False, allowed: np.ndarray | None = None) -> Tagged:
     """Tag ``corpus`` under the model's tag dictionary and the ``known`` tags (flat, ``unknown`` =
-    free); with ``confidence`` each tag's marginal probability, with ``distributions`` every tag's
+    free), or under ``allowed`` (a `constraint_mask` made already: `Tagger`'s forced and allowed tags);
+    with ``confidence`` each tag's marginal probability, with ``distributions`` every tag's
     (one forward-backward pass for both), with ``k`` the k best paths. A voting model's tags are its members'
     vote (`voted_tags`), with its first member's probabilities of them; no k best paths."""
-    feats = featurize(model, corpus)
-    mask = constraint_mask(model, corpus, known=known, unknown=unknown)
+    corpus = shared_columns(model, corpus)  # once for every stage and member that reads the model's dictionary
+    first_stages: FirstStageFeatures = {}
+    feats = featurize(model, corpus, first_stages)
+    mask = constraint_mask(model, corpus, known=known, unknown=unknown) if allowed is None else allowed
     ids = decode(model, feats, mask)
     nbest = k_best(model, feats, k, mask) if k else None  # before the vote: a voting model refuses k best paths
-    tags = voted_tags(model, corpus, data_tags(ids, corpus.sent_ptr, model.labels, model.task))
+    tags = voted_tags(model, corpus, data_tags(ids, corpus.sent_ptr, model.labels, model.task), first_stages)
     out = Tagged(tags, nbest=nbest)
     if confidence or distributions:
         names, M = projection_matrix(model)

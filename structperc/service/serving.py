@@ -409,8 +409,7 @@ def explain_document(served: Served, job: Explaining) -> dict[str, Any]:
     (`structperc.predict.documents.document_window`: NER's ``doc`` column, a two-stage model's first
     stage), upstream columns filled as the raw path of ``/tag`` fills them — so its labels are the tags
     ``/tag`` answered; `Segmenter.explain` of a segmenter's text. With ``index``, that token alone."""
-    from structperc.features.instances import with_dictionary
-    from structperc.predict.decoding import with_first_stage
+    from structperc.predict.decoding import with_columns
     from structperc.predict.documents import document_window
     from structperc.predict.explain import explain
 
@@ -434,7 +433,7 @@ def explain_document(served: Served, job: Explaining) -> dict[str, Any]:
                            token_columns=set(model.features.columns), unknown=None)
         # the columns read across sentences made over the window, as `predict.tag_documents` does
         # (`featurize` keeps columns a corpus has), then the one sentence taken apart
-        corpus = with_dictionary(with_first_stage(model.stage1, corpus), model.dictionary, model.templates)
+        corpus = with_columns(model, corpus)
         out = explain(model, corpus.select([job.sentence - lo]))
     out = {"model": served.name, **out}
     if job.in_document:

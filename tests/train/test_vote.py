@@ -8,11 +8,14 @@ import zipfile
 
 import numpy as np
 import pytest
-from testkit import first_sentences, run
+from testkit import DOC_TRAIN, first_sentences, run
 
-from structperc import Tagger
+from structperc import Tagger, predict
 from structperc.errors import InputError, ModelFormatError
-from structperc.labels.voting import vote_spans
+from structperc.features.index import FeatureIndex
+from structperc.features.instances import data_tags
+from structperc.io.inputs import to_corpus
+from structperc.labels.voting import vote_flat, vote_spans
 from structperc.model import schema
 from structperc.model.archive import load_archive, save_archive
 from structperc.train.options import OptionError
@@ -114,6 +117,71 @@ def test_nested_resource_tables_are_stored_once(tmp_path):
     assert meta["arrays"]["voter1.stage1.extra.t"]["same_as"] == "extra.t"
     _, arrays = load_archive(path)
     assert np.array_equal(arrays["voter1.stage1.extra.t"], table) and np.array_equal(arrays["voter1.keys"], table[:4])
+
+
+def test_a_votes_repeated_arrays_are_stored_once_and_older_formats_keep_theirs(tmp_path):
+    small = np.arange(4, dtype=np.int64)
+    other = small + 1
+    arrays = {"keys_0": small, "stage1.keys_0": small.copy(), "keys_1": small, "stage1.keys_1": other,
+              "voter0.keys_0": small.copy(), "voter0.stage1.keys_1": other.copy(), "voter0.trans": other}
+    meta, _ = load_archive(save_archive(tmp_path / "vote", {"x": 1}, arrays, schema.VOTE_VERSION))
+    same = {k: v["same_as"] for k, v in meta["arrays"].items() if "same_as" in v}
+    # each points at a stored array: the outermost equal one, else the enclosing model's
+    assert same == {"stage1.keys_0": "keys_0", "voter0.keys_0": "keys_0", "voter0.stage1.keys_1": "stage1.keys_1"}
+    meta, _ = load_archive(save_archive(tmp_path / "staged", {"x": 1}, arrays, 3))
+    assert meta["format_version"] == 3 and not any("same_as" in v for v in meta["arrays"].values())
+
+
+@pytest.fixture(scope="module")
+def staged():
+    """A two-stage NER vote whose preset reads a dictionary's columns (gazetteer, capitalisation, document)."""
+    X = [[w for w, _ in sent] for sent in DOC_TRAIN]
+    Y = [[t for _, t in sent] for sent in DOC_TRAIN]
+    return Tagger.train(X, Y, task="ner", columns=["word", "ner"], epochs=3, two_stage=True, vote=["iob2", "iob1"])
+
+
+def _parts(model):
+    return [m for member in (model, *model.voters) for m in (member, member.stage1)]
+
+
+def test_a_read_vote_shares_its_members_dictionary_and_indexes(staged, tmp_path):
+    meta, arrays = load_archive(staged.save(tmp_path / "m"))
+    assert all("same_as" in v for k, v in meta["arrays"].items() if k.startswith("voter") and "keys_" in k)
+    model = schema.read(tmp_path / "m")
+    assert model.dictionary is not None and all(p.dictionary is model.dictionary for p in _parts(model))
+    assert all(v.features is model.features and v.stage1.features is model.stage1.features for v in model.voters)
+    assert model.stage1.features is not model.features  # the second stage reads the first stage's column too
+    # a file that stores the members' arrays apart (as the first voting models did) is read as sharing them
+    keep = {k: v for k, v in meta.items() if k not in ("format", "format_version", "arrays")}
+    meta, _ = load_archive(save_archive(tmp_path / "apart", keep, {k: a.copy() for k, a in arrays.items()}, 4))
+    assert not any("same_as" in v for k, v in meta["arrays"].items() if "keys_" in k)
+    apart = schema.read(tmp_path / "apart")
+    assert all(p.dictionary is apart.dictionary for p in _parts(apart))
+    assert all(v.stage1.features is apart.stage1.features for v in apart.voters)
+
+
+def test_tagging_a_vote_writes_the_dictionary_once_and_votes_as_the_members_alone(staged, tmp_path, monkeypatch):
+    staged.save(tmp_path / "m")
+    model = schema.read(tmp_path / "m")
+    X = [["Ayer", "Castaño", "vino"], ["Víctor", "Lunes", "habló"], ["ya", "Pérez", "vino", "Ayer"]] * 3
+    corpus = to_corpus(X, None, model.task, need_tags=False, reads=None)
+    alone = [data_tags(predict.best_ids(member, corpus), corpus.sent_ptr, member.labels, member.task)
+             for member in (model, *model.voters)]  # each member writes its own columns
+    annotate, transform = type(model.dictionary).annotate, FeatureIndex.transform
+    calls = {"annotate": 0, "transform": 0}
+
+    def counted(name, inner):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return inner(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(type(model.dictionary), "annotate", counted("annotate", annotate))
+    monkeypatch.setattr(FeatureIndex, "transform", counted("transform", transform))
+    tags = predict.tag_corpus(model, corpus).tags
+    assert calls == {"annotate": 1, "transform": 4}  # one first stage's ids, each member's second stage
+    assert tags == vote_flat(alone, corpus.sent_ptr, model.task.scheme)
+    assert Tagger.from_model(model).predict(X) == [tags[i:j] for i, j in zip(corpus.sent_ptr, corpus.sent_ptr[1:])]
 
 
 @pytest.mark.parametrize("options, rule", [
