@@ -80,9 +80,10 @@ RECIPES: dict[str, Recipe] = {
          "CoNLL-2000 test, gold POS": "{C}/conll2000/test.txt"},
         "English base phrase chunks (IOB2), reading en-xpos's tags", reads={"pos": "en-xpos"}),
     "es-ner": Recipe(
-        "ner", "es", "CoNLL-2002 Spanish (esp.train, words only; esp.testa picks the epoch)", CONLL2002_LICENCE,
+        "ner", "es", "CoNLL-2002 Spanish (esp.train, words only; esp.testa picks the epoch and the settings)",
+        CONLL2002_LICENCE,
         ("--train", "{C}/conll2002/esp.train", "--task", "ner", "--columns", "word,_,ner",
-         "--dev", "{C}/conll2002/esp.testa", "--epochs", "15", "--lang", "es"),
+         "--dev", "{C}/conll2002/esp.testa", "--epochs", "15", "--order", "2", "--two-stage", "--lang", "es"),
         {"esp.testb": "{C}/conll2002/esp.testb"},
         "Spanish named entities (PER, LOC, ORG, MISC), from words alone"),
     "nl-ner": Recipe(
@@ -162,7 +163,7 @@ def build(name: str, out: Path, corpora: Path, sample: int | None = None) -> Pat
     from structperc import commands
     from structperc.model import schema
     from structperc.model.compress import compress
-    from structperc.train.run import training_date
+    from structperc.model.dates import record_date
 
     recipe = RECIPES[name]
     out.mkdir(parents=True, exist_ok=True)
@@ -186,7 +187,9 @@ def build(name: str, out: Path, corpora: Path, sample: int | None = None) -> Pat
         structperc("train", *args, "--model", str(trained))
         train_seconds = time.perf_counter() - start
         model = compress(schema.read(trained), keep=1.0)
-        model.provenance.pop("compressed", None)  # dropping all-zero attributes changes no prediction
+        for part in (model, model.stage1, *model.voters, *(v.stage1 for v in model.voters)):
+            if part is not None:  # dropping all-zero attributes changes no prediction
+                part.provenance.pop("compressed", None)
         places = {str(work): "$W", str(C): "$C", str(REPO): "."}
         model.provenance = scrub(model.provenance, places)
         if model.calibration is not None:
@@ -203,7 +206,7 @@ def build(name: str, out: Path, corpora: Path, sample: int | None = None) -> Pat
             "corpus": recipe.corpus, "licence": recipe.licence,
             "command": f"python scripts/build_models.py {name}" + (f" --sample {sample}" if sample else ""),
             "train": "structperc train " + " ".join(shown) + " --model M",
-            "test": scores, "date": training_date(), "reads": dict(recipe.reads),
+            "test": scores, "date": record_date(), "reads": dict(recipe.reads),
         }
         target = out / f"{name}.zip"
         schema.write(target, model, deflate=True)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import datetime
 import math
 from typing import Any
 
@@ -33,6 +32,7 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
 from structperc.features.pruning import prune_vocabularies
+from structperc.model.dates import record_date
 from structperc.model.schema import Model
 from structperc.model.weights import Weights, with_zero_row
 
@@ -135,7 +135,7 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
         "min_kept_norm": float(min(s_norm[keep_state].min(initial=np.inf),
                                    c_norm[keep_trans].min(initial=np.inf)))
         if keep_state.any() or keep_trans.any() else None,
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": record_date(),
     }
     provenance = copy.deepcopy(model.provenance)
     if "compressed" in provenance:

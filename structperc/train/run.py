@@ -11,7 +11,6 @@ rule, its second-order twin, or iterative parameter mixing); no trainer's argume
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import hashlib
 import itertools
 import os
@@ -38,6 +37,7 @@ from structperc.features.stacking import first_stage_lines, majority_types, read
 from structperc.features.task import Task, masks
 from structperc.io.corpus import Corpus
 from structperc.metrics import task_score
+from structperc.model.dates import record_date
 from structperc.model.schema import Model
 from structperc.model.weights import Weights
 from structperc.predict import best_ids, calibrate, with_first_stage
@@ -72,19 +72,11 @@ class Fitted:
     dev_history: list[EpochReport] | None = None
 
 
-def training_date() -> str:
-    """UTC time of training, or ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention:
-    with it, the same command gives a byte-identical model file)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch and \
-        epoch.isdigit() else datetime.datetime.now(datetime.timezone.utc)
-    return when.isoformat(timespec="seconds")
-
-
 def training_provenance(epochs: int, best_epoch: int, seed: int, dev_score: float | None, **more: Any) -> dict:
     """The provenance a trained model records (`Model.provenance`): the version and date
-    (`training_date`), the epochs run and the best one, the seed, the best dev score, and ``more``."""
-    return {"structperc_version": __version__, "date": training_date(), "epochs": epochs,
+    (`structperc.model.dates.record_date`), the epochs run and the best one, the seed, the best dev score, and
+    ``more``."""
+    return {"structperc_version": __version__, "date": record_date(), "epochs": epochs,
             "best_epoch": best_epoch, "seed": seed, "dev_score": dev_score, **more}
 
 
