@@ -103,6 +103,30 @@ def test_archive_arrays_round_trip(tmp_path):
         assert arrays_out[k].dtype == v.dtype and np.array_equal(arrays_out[k], v)
 
 
+_NESTED_NAMES = st.lists(st.tuples(st.lists(st.sampled_from(["stage1.", "voter0.", "voter1."]), max_size=2),
+                                   st.sampled_from(["keys_0", "keys_1", "trans", "extra.t.words"])),
+                         min_size=1, max_size=10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_NESTED_NAMES, st.lists(st.integers(0, 2), min_size=10, max_size=10), st.sampled_from([3, 5]))
+def test_arrays_stored_once_read_back_as_written(tmp_path_factory, names, values, version):
+    """Whatever nested names repeat which arrays, every array reads back as written, and a shared one names an
+    array stored in the file (never another shared one); only a vote's file (version 5) shares small arrays."""
+    arrays = {"".join(prefixes) + base: np.full(3, v, dtype=np.int64)
+              for (prefixes, base), v in zip(names, values)}
+    path = save_archive(tmp_path_factory.mktemp("a"), {"x": 1}, arrays, version)
+    meta, back = load_archive(path)
+    assert back.keys() == arrays.keys() and all(np.array_equal(back[k], a) for k, a in arrays.items())
+    shared = {k: v["same_as"] for k, v in meta["arrays"].items() if "same_as" in v}
+    with zipfile.ZipFile(path) as zf:
+        stored = {n[:-len(".npy")] for n in zf.namelist() if n.endswith(".npy")}
+    assert stored.isdisjoint(shared) and set(shared.values()) <= stored and stored | set(shared) == set(arrays)
+    assert all(back[k] is back[v] for k, v in shared.items())
+    assert version == 5 or not shared  # 24-byte arrays: below the size older formats share
+    assert meta["format_version"] == version
+
+
 def test_saved_file_mode_follows_umask(tmp_path):
     old = os.umask(0o022)
     try:
