@@ -187,9 +187,8 @@ def build(name: str, out: Path, corpora: Path, sample: int | None = None) -> Pat
         structperc("train", *args, "--model", str(trained))
         train_seconds = time.perf_counter() - start
         model = compress(schema.read(trained), keep=1.0)
-        for part in (model, model.stage1, *model.voters, *(v.stage1 for v in model.voters)):
-            if part is not None:  # dropping all-zero attributes changes no prediction
-                part.provenance.pop("compressed", None)
+        for part in model.parts():  # dropping all-zero attributes changes no prediction
+            part.provenance.pop("compressed", None)
         places = {str(work): "$W", str(C): "$C", str(REPO): "."}
         model.provenance = scrub(model.provenance, places)
         if model.calibration is not None:

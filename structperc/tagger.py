@@ -120,7 +120,7 @@ class Tagger(Assessment):
         more members, each trained like this tagger on the same data for as many epochs; tagging keeps the spans
         most members predict (Kudo & Matsumoto 2001; Shen & Sarkar 2005; `structperc.labels.voting`). Opt-in:
         esp.testa +0.65 F1 over the IOBES tagger alone with ``vote=("iob2", "iob1")`` (3 seeds), for twice
-        the training time and nearly three times the tagging time and model size; no forced or allowed tags,
+        the training time, tagging time and model size; no forced or allowed tags,
         k best paths or `explain`; probabilities are the first member's.
 
     Attributes

@@ -151,9 +151,8 @@ def _progress(epochs: int, quiet: bool):
               help="Span tasks: train one more member per encoding listed (iob2, iob1, iobes; not the model's own "
                    "--encoding), each as the model is trained, for as many epochs; tagging keeps the spans most "
                    "members predict (Kudo & Matsumoto 2001). Opt-in: esp.testa +0.65 F1 with --vote iob2,iob1 "
-                   "(3 seeds, --lang es --order 2 --two-stage), for twice the training time and nearly three times the "
-                   "tagging time and model size. No forced "
-                   "or allowed tags, --nbest or explain; probabilities are the first member's.")
+                   "(3 seeds, --lang es --order 2 --two-stage), for twice the training time, tagging time and model "
+                   "size. No forced or allowed tags, --nbest or explain; probabilities are the first member's.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress output.")
 def train(train_path, dev_path, dev_split, model_path, task, columns, tag_column, template, epochs,
           min_count, seed, feature_set, scheme, constrained, encoding, lexicon, raw, checkpoint_dir, resume, init_model,

@@ -147,6 +147,10 @@ class Model:
     #: other encodings, whose spans and this model's are voted on; empty for a single tagger.
     voters: "list[Model]" = field(default_factory=list)
 
+    def parts(self) -> "list[Model]":
+        """The model, its first stage, and a vote's other members with theirs: every set of weights it holds."""
+        return [m for member in (self, *self.voters) for m in (member, member.stage1) if m is not None]
+
     @property
     def label_set(self) -> LabelSet:
         return LabelSet(self.labels)

@@ -61,14 +61,9 @@ def shared_columns(model: Model, corpus: Corpus) -> Corpus:
     members and theirs) reads that one: training gives them one, and reading a file shares equal ones
     (`structperc.model.schema`), so the columns are written once for all of them. Unchanged otherwise (each
     part then writes its own). A vote's members each add their own first stage's column to it."""
-    if all(part.dictionary is model.dictionary for part in _parts(model)):
+    if all(part.dictionary is model.dictionary for part in model.parts()):
         return _dictionary_columns(model, corpus)
     return corpus
-
-
-def _parts(model: Model) -> list[Model]:
-    """The model, its first stage, and a vote's other members with theirs."""
-    return [m for member in (model, *model.voters) for m in (member, member.stage1) if m is not None]
 
 
 def _dictionary_columns(model: Model, corpus: Corpus) -> Corpus:

@@ -140,15 +140,11 @@ def staged():
     return Tagger.train(X, Y, task="ner", columns=["word", "ner"], epochs=3, two_stage=True, vote=["iob2", "iob1"])
 
 
-def _parts(model):
-    return [m for member in (model, *model.voters) for m in (member, member.stage1)]
-
-
 def test_a_read_vote_shares_its_members_dictionary_and_indexes(staged, tmp_path):
     meta, arrays = load_archive(staged.save(tmp_path / "m"))
     assert all("same_as" in v for k, v in meta["arrays"].items() if k.startswith("voter") and "keys_" in k)
     model = schema.read(tmp_path / "m")
-    assert model.dictionary is not None and all(p.dictionary is model.dictionary for p in _parts(model))
+    assert model.dictionary is not None and all(p.dictionary is model.dictionary for p in model.parts())
     assert all(v.features is model.features and v.stage1.features is model.stage1.features for v in model.voters)
     assert model.stage1.features is not model.features  # the second stage reads the first stage's column too
     # a file that stores the members' arrays apart (as the first voting models did) is read as sharing them
@@ -156,7 +152,7 @@ def test_a_read_vote_shares_its_members_dictionary_and_indexes(staged, tmp_path)
     meta, _ = load_archive(save_archive(tmp_path / "apart", keep, {k: a.copy() for k, a in arrays.items()}, 4))
     assert not any("same_as" in v for k, v in meta["arrays"].items() if "keys_" in k)
     apart = schema.read(tmp_path / "apart")
-    assert all(p.dictionary is apart.dictionary for p in _parts(apart))
+    assert all(p.dictionary is apart.dictionary for p in apart.parts())
     assert all(v.stage1.features is apart.stage1.features for v in apart.voters)
 
 
