@@ -41,7 +41,12 @@ budget, models not refit; nothing reads a test file):
   CoNLL-2000's training sentences are no better than on its test sentences: nothing to jackknife), read at
   −2…+2, as bigrams and with the file's POS; ``chunk-xpos-order2`` adds the lexicon's classes and ``--order 2``;
 * ``chunk-min-count``, ``ner-min-count``: attributes seen fewer than 2 or 3 times in training dropped (``--min-count``;
-  a feature cut-off), NER with the levers on both sides.
+  a feature cut-off), NER with the levers on both sides;
+* ``chunk-latent``: two latent sub-labels per label (Sun et al. 2008, 2009: the latent-dynamic models of shallow
+  parsing), trained as partial labels: each token may take either sub-label of its gold label, the "gold" path is
+  the best such path under the current weights (`structperc.train.epoch_kernels.train_epoch_partial`), and a path
+  is read through its labels' names, which the two sub-labels share. A probe: `latent_labels` patches the run's
+  instances; nothing in the package splits labels.
 
 Output: one JSON line per run (the whole held-out curve), then per probe the mean of the best epochs against
 its baseline, run in the same invocation.
@@ -49,13 +54,14 @@ its baseline, run in the same invocation.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -309,7 +315,49 @@ def probe(name: str, seed: int, tmp: Path) -> list[tuple[str, dict]]:
         return [("+ en-xpos, lexicon classes, order 2",
                  run("chunk", CLUSTER_WINDOW + LEMMA_LINES + XPOS_LINES, seed, {**cols, "order": 2},
                      train=str(train)))]
+    if name == "chunk-latent":
+        base = run("chunk", CLUSTER_WINDOW, seed, {})
+        with latent_labels(2):
+            return [("baseline", base), ("2 latent sub-labels", run("chunk", CLUSTER_WINDOW, seed, {}))]
     raise ValueError(name)
+
+
+@contextlib.contextmanager
+def latent_labels(k: int) -> Iterator[None]:
+    """Training instances whose every label is split into ``k`` sub-labels of the same name, each token allowed
+    the sub-labels of its gold label: partial-label training is then the latent-variable perceptron (Sun et al.
+    2009), and the scheme's mask and the decoded names are those of the labels the sub-labels share."""
+    import numpy as np
+
+    import structperc.train.run as training
+    from structperc.features.instances import Instances
+
+    class Split:
+        def __init__(self, labels: list[str]):
+            self.labels = labels
+
+        def __len__(self) -> int:
+            return len(self.labels)
+
+    original = training.training_instances
+
+    def split(*args: Any, **kwargs: Any) -> Any:
+        index, lines, label_set, data = original(*args, **kwargs)
+        if data.allowed is not None:
+            raise ValueError("the latent probe takes fully labelled data")
+        n = len(data.y)
+        y = data.y.astype(np.int64) * k
+        allowed = np.zeros((n, len(label_set) * k), dtype=bool)
+        for sub in range(k):
+            allowed[np.arange(n), y + sub] = True
+        return (index, lines, Split([lab for lab in label_set.labels for _ in range(k)]),
+                Instances(data.feats, y.astype(np.int32), allowed))
+
+    training.training_instances = split
+    try:
+        yield
+    finally:
+        training.training_instances = original
 
 
 #: The other updates of `structperc.train.perceptron` tried on chunking with ``--lang``: the structured margin
@@ -321,7 +369,7 @@ CHUNK_UPDATES = {"margin 0.5": {"margin": 0.5}, "margin 1": {"margin": 1.0}, "pa
 PROBES = ["pos-two-stage", "pos-epochs30", "pos-seed-average", *POS_CASE, "pos-lemma-lookup", "ner-en-clusters",
           "ner-case-evidence", "ner-case-evidence-plain", "ner-geonames", "ner-person-names", "ner-context",
           "chunk-context", "chunk-two-stage", "chunk-xpos", "chunk-xpos-order2", "chunk-updates", "ner-updates",
-          "chunk-min-count", "ner-min-count"]
+          "chunk-min-count", "ner-min-count", "chunk-latent"]
 
 
 def main() -> None:

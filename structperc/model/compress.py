@@ -33,10 +33,10 @@ from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
 from structperc.features.pruning import prune_vocabularies
 from structperc.model.dates import record_date
-from structperc.model.schema import Model
+from structperc.model.schema import Model, same_arrays
 from structperc.model.weights import Weights, with_zero_row
 
-__all__ = ["compress", "attribute_norms", "n_kept", "keep_masks"]
+__all__ = ["compress", "attribute_norms", "n_kept", "keep_masks", "index_groups"]
 
 
 def n_kept(keep: float, n: int) -> int:
@@ -106,45 +106,92 @@ def compress(model: Model, *, keep: float | None = None, threshold: float | None
     -------
     Model
         ``provenance["compressed"]`` records the settings and the attribute counts before and after
-        (and, under ``"previous"``, an earlier compression's record).
+        (and, under ``"previous"``, an earlier compression's record). Its first stage and a vote's members are
+        compressed alike; the parts that read one feature index (a vote's members, stage for stage) keep every
+        attribute one of them keeps, so they still read one index, stored once.
     """
     _check_args(keep, threshold)
-    w = model.weights
-    keep_state, keep_trans = keep_masks(w, keep=keep, threshold=threshold)
-    fi = copy.deepcopy(model.features)
+    compressed: dict[int, Model] = {}
+    memo: dict[int, Any] = {}  # one deep copy for all parts: a table the parts share stays one table
+    for group in index_groups(model.parts()):
+        for part, pruned in zip(group, _compress_group(group, keep, threshold, prune_vocabulary, memo)):
+            compressed[id(part)] = pruned
+
+    def assembled(part: Model) -> Model:
+        return dataclasses.replace(compressed[id(part)],
+                                   stage1=None if part.stage1 is None else compressed[id(part.stage1)],
+                                   voters=[assembled(v) for v in part.voters])
+    return assembled(model)
+
+
+def index_groups(parts: list[Model]) -> list[list[Model]]:
+    """``parts`` (`Model.parts`) grouped by the feature index they read: the same table, or an equal one (a
+    vote's members, stage for stage, are trained on the same data with the same template)."""
+    groups: list[list[Model]] = []
+    for part in parts:
+        for group in groups:
+            if _same_index(group[0].features, part.features):
+                group.append(part)
+                break
+        else:
+            groups.append([part])
+    return groups
+
+
+def _same_index(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if not (isinstance(a, FeatureIndex) and isinstance(b, FeatureIndex)):
+        return False
+    (meta_a, arrays_a), (meta_b, arrays_b) = a.state_dict(), b.state_dict()
+    return meta_a == meta_b and same_arrays(arrays_a, arrays_b)
+
+
+def _compress_group(group: list[Model], keep: float | None, threshold: float | None,
+                    prune_vocabulary: bool, memo: dict[int, Any]) -> list[Model]:
+    """The parts of ``group`` (they read one feature index) compressed, each without its first stage and
+    members (`compress` puts them back). They keep every attribute one of them keeps and read one pruned
+    index: a vote's members stay one table, stored once and featurized once when tagging, and an attribute a
+    member keeps only for the others (all zero in its own weights, or below its own cut) scores as before."""
+    masks = [keep_masks(part.weights, keep=keep, threshold=threshold) for part in group]
+    keep_state = np.logical_or.reduce([m[0] for m in masks])
+    keep_trans = np.logical_or.reduce([m[1] for m in masks])
+    fi = copy.deepcopy(group[0].features)
     fi.prune(keep_state, keep_trans)
     vocab_before = vocab_after = sum(len(v) for v in fi.vocabs)
     if prune_vocabulary and isinstance(fi, FeatureIndex):
         # an `AttributeIndex` (a model of the sklearn face) has no template key tables to re-encode:
         # its attributes are whole strings, and pruning them above is all there is
         vocab_before, vocab_after = prune_vocabularies(fi)
-    weights = Weights(w.sparse.select(keep_state), w.trans.copy(),
-                      with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy(),
-                      None if w.order2 is None else w.order2.copy())  # label-indexed: kept whole
     if fi.n_state_attributes != int(keep_state.sum()) or \
             fi.n_transition_attributes != int(keep_trans.sum()):  # pragma: no cover - guards prune()
         raise AssertionError("pruned feature tables and weights disagree in size")
-    s_norm, c_norm = attribute_norms(w)
-    record = {
-        "keep": keep, "threshold": threshold,
-        "state_attributes_before": int(len(keep_state)),
-        "state_attributes_after": int(keep_state.sum()),
-        "transition_attributes_before": int(len(keep_trans)),
-        "transition_attributes_after": int(keep_trans.sum()),
-        "vocabulary_before": int(vocab_before), "vocabulary_after": int(vocab_after),
-        "min_kept_norm": float(min(s_norm[keep_state].min(initial=np.inf),
-                                   c_norm[keep_trans].min(initial=np.inf)))
-        if keep_state.any() or keep_trans.any() else None,
-        "date": record_date(),
-    }
-    provenance = copy.deepcopy(model.provenance)
-    if "compressed" in provenance:
-        record["previous"] = provenance["compressed"]
-    provenance["compressed"] = record
-    stage1 = None if model.stage1 is None else \
-        compress(model.stage1, keep=keep, threshold=threshold, prune_vocabulary=prune_vocabulary)
-    voters = [compress(v, keep=keep, threshold=threshold, prune_vocabulary=prune_vocabulary) for v in model.voters]
-    # The deep copy is of a shell without the large tables (None for a moment), refilled at once.
-    shell = dataclasses.replace(model, features=None, weights=None, stage1=None, voters=[])  # type: ignore[arg-type]
-    return dataclasses.replace(copy.deepcopy(shell),
-                               features=fi, weights=weights, provenance=provenance, stage1=stage1, voters=voters)
+    out = []
+    for part, (own_state, own_trans) in zip(group, masks):
+        w = part.weights
+        weights = Weights(w.sparse.select(keep_state), w.trans.copy(),
+                          with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy(),
+                          None if w.order2 is None else w.order2.copy())  # label-indexed: kept whole
+        s_norm, c_norm = attribute_norms(w)
+        record = {
+            "keep": keep, "threshold": threshold,
+            "state_attributes_before": int(len(keep_state)),
+            "state_attributes_after": int(keep_state.sum()),
+            "transition_attributes_before": int(len(keep_trans)),
+            "transition_attributes_after": int(keep_trans.sum()),
+            "vocabulary_before": int(vocab_before), "vocabulary_after": int(vocab_after),
+            "min_kept_norm": float(min(s_norm[own_state].min(initial=np.inf),
+                                       c_norm[own_trans].min(initial=np.inf)))
+            if own_state.any() or own_trans.any() else None,
+            **({"parts_sharing_the_index": len(group)} if len(group) > 1 else {}),
+            "date": record_date(),
+        }
+        provenance = copy.deepcopy(part.provenance)
+        if "compressed" in provenance:
+            record["previous"] = provenance["compressed"]
+        provenance["compressed"] = record
+        # The deep copy is of a shell without the large tables (None for a moment), refilled at once.
+        shell = dataclasses.replace(part, features=None, weights=None, stage1=None,  # type: ignore[arg-type]
+                                    voters=[])
+        out.append(dataclasses.replace(copy.deepcopy(shell, memo), features=fi, weights=weights, provenance=provenance))
+    return out

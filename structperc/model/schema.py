@@ -326,14 +326,14 @@ class _Built:
 
     def get(self, description: object, arrays: dict[str, np.ndarray], make: Callable[[], Any]) -> Any:
         for known, known_arrays, built in self._built:
-            if known == description and _same_arrays(known_arrays, arrays):
+            if known == description and same_arrays(known_arrays, arrays):
                 return built
         built = make()
         self._built.append((description, arrays, built))
         return built
 
 
-def _same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+def same_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     """Whether two sets of named arrays are equal (the same objects when the file stores them once)."""
     return a.keys() == b.keys() and all(
         x is y or (x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y))

@@ -215,3 +215,32 @@ def test_command_line_trains_a_vote(sample, tmp_path):
     assert result.exit_code == 0, result.output
     assert "voting with members learning iob2, iob1" in result.stderr
     assert len(schema.read(tmp_path / "m").voters) == 2
+
+
+@pytest.mark.parametrize("read", [False, True], ids=["trained", "read"])
+def test_compressing_a_vote_keeps_one_index_per_stage(staged, tmp_path, read):
+    """A trained vote's members hold equal indexes, a read one the same index: either way compression prunes
+    each stage's index once, by every attribute one member keeps, so the members still read (and the file
+    stores) one index; ``keep=1.0`` tags as before, and a smaller ``keep`` keeps each member's own top
+    attributes."""
+    from structperc.model.compress import compress, keep_masks
+
+    model = schema.read(staged.save(tmp_path / "m")) if read else staged.model_
+    assert read or model.voters[0].features is not model.features  # equal, not shared, in memory
+    X = [[w for w, _ in sent] for sent in DOC_TRAIN]
+    small = compress(model, keep=1.0)
+    assert all(v.features is small.features and v.stage1.features is small.stage1.features for v in small.voters)
+    assert all(p.dictionary is small.dictionary for p in small.parts())
+    assert small.features.n_state_attributes < model.features.n_state_attributes  # dead attributes went
+    assert Tagger.from_model(small).predict(X) == Tagger.from_model(model).predict(X)
+    assert small.provenance["compressed"]["parts_sharing_the_index"] == 3
+    meta, _ = load_archive(Tagger.from_model(small).save(tmp_path / "small"))
+    assert all("same_as" in v for k, v in meta["arrays"].items() if k.startswith("voter") and "keys_" in k)
+    # each member's own top tenth (by its weights) survives the cut, beside what the others keep
+    tenth = compress(model, keep=0.1)
+    kept = [keep_masks(p.weights, keep=0.1)[0] for p in (model, *model.voters)]
+    union = np.logical_or.reduce(kept)
+    assert tenth.features.n_state_attributes == union.sum() > max(k.sum() for k in kept)
+    for before, after, mask in zip((model, *model.voters), (tenth, *tenth.voters), kept):
+        rows = np.searchsorted(np.flatnonzero(union), np.flatnonzero(mask))
+        assert np.array_equal(after.weights.state[rows], before.weights.state[:-1][mask])
