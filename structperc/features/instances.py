@@ -228,7 +228,8 @@ def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
 
 
 def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
-                       min_count: int, unknown: str | None = None, workers: int = 1) \
+                       min_count: int, unknown: str | None = None, workers: int = 1,
+                       shared: dict[str, tuple[FeatureIndex, Features]] | None = None) \
         -> tuple[FeatureIndex, list[str], LabelSet, Instances]:
     """Fit the attribute index and the label set on ``corpus``; ``workers`` > 1 fits the index on
     that many threads (`structperc.features.sharding`: the same index and ids).
@@ -236,6 +237,10 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     Returns the index, the template lines it uses (optional ones whose column the data lacks are
     dropped), the label set and the instances. Tags equal to ``unknown`` are unknown (not labels):
     the instances then carry each token's allowed labels (partial-label training).
+
+    ``shared`` (a dict kept across the runs of one vote, `structperc.train.run.fit`): runs of the same
+    lines and cut-off over the same columns (`features_key`) get one index and one set of attribute ids, the
+    same objects; only their labels (each member's encoding) are made again.
     """
     lines = optional_columns_dropped(template_lines, set(corpus.columns))
     templates = parse_templates(lines)
@@ -248,13 +253,34 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     tags = model_tags(corpus, task)
     label_set, y, allowed = _labels_and_ids(corpus, task, tags, unknown)
     del tags
+    key = None if shared is None else features_key(corpus, lines, min_count)
+    if key is not None and shared is not None and key in shared:
+        index, feats = shared[key]
+        return index, lines, label_set, Instances(feats, y, allowed)
     index = FeatureIndex(templates, min_count)
     feats = fit_transform_parallel(index, corpus, workers)
     if index.n_state_attributes + index.n_transition_attributes == 0:
         raise InputError(f"no attributes left to learn from: min_count={min_count} keeps none of them"
                          if min_count > 1 else "the templates give no attribute on this data",
                          corpus.source)
+    if key is not None and shared is not None:
+        shared[key] = (index, feats)
     return index, lines, label_set, Instances(feats, y, allowed)
+
+
+def features_key(corpus: Corpus, lines: list[str], min_count: int) -> str:
+    """A digest of what the attributes of ``lines`` over ``corpus`` depend on: the lines, the cut-off, the
+    sentence bounds and every column the lines read (its distinct values and codes)."""
+    h = hashlib.sha256()
+    h.update("\n".join(lines).encode("utf-8", "surrogatepass"))
+    h.update(str(min_count).encode())
+    h.update(corpus.sent_ptr.tobytes())
+    for column in sorted({p.atom.column for t in parse_templates(lines) for p in t.parts}):
+        distinct, codes = corpus.factorize(column)
+        h.update(column.encode("utf-8", "surrogatepass") + b"\x00")
+        h.update("\x00".join(distinct).encode("utf-8", "surrogatepass") + b"\x01")
+        h.update(np.ascontiguousarray(codes).tobytes())
+    return h.hexdigest()
 
 
 def extended_instances(corpus: Corpus, task: Task, index: FeatureIndex, labels: list[str],

@@ -151,11 +151,14 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
     vote = list(params.get("vote") or [])
     voter_tasks = [dataclasses.replace(task, encoding=e) for e in vote]
     voter_dictionaries = [learnt_tag_dictionary(corpus, t, params) for t in voter_tasks]
+    # the members read the same columns through the same lines, stage for stage: one index and one set of
+    # attribute ids for all of them, only the labels made per encoding (`training_instances`'s ``shared``)
+    shared: dict | None = {} if vote else None
     fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
                          checkpoint_dir=checkpoint_dir, resume=resume, release=release and not vote, workers=workers,
-                         mixing=mixing, runner=runner, seeds=seeds)
+                         mixing=mixing, runner=runner, seeds=seeds, shared=shared)
     fitted.dev_history = dev_history
     fitted.model.tag_dictionary = tag_dictionary
     for i, (voter_task, voter_dictionary) in enumerate(zip(voter_tasks, voter_dictionaries)):
@@ -165,7 +168,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
                             params={**params, "vote": None, "encoding": voter_task.encoding}, dictionary=dictionary,
                             dataset_columns=dataset_columns, callback=callback, progress=progress,
                             release=release and i == len(vote) - 1, workers=workers, mixing=mixing, runner=runner,
-                            seeds=seeds).model
+                            seeds=seeds, shared=shared).model
         voter.tag_dictionary = voter_dictionary
         fitted.model.voters.append(voter)
     if dev is not None and order_of(params) == 1:
@@ -179,7 +182,8 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                 callback: Callback | None, progress: Progress | None = None,
                 checkpoint_dir: str | os.PathLike | None = None,
                 resume: str | os.PathLike | None = None, release: bool = False, workers: int = 1,
-                mixing: str | None = None, runner: Runner | None = None, seeds: Sequence[int] | None = None) -> Fitted:
+                mixing: str | None = None, runner: Runner | None = None, seeds: Sequence[int] | None = None,
+                shared: dict | None = None) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
     columns are a tenth of training's peak memory.
@@ -194,7 +198,10 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     ``seeds`` (the first is ``params["seed"]``): seed averaging. After the first member, one more per seed
     trains on the same instances from a fresh state, for as many epochs as the first one's (its best on
     ``dev``), and the model's weights are the members' mean (`seed_members`); a two-stage model's first stage is
-    averaged the same way, and so is a second-order model's ``order2`` tensor."""
+    averaged the same way, and so is a second-order model's ``order2`` tensor.
+
+    ``shared`` (a vote's members, `fit`): the index and attribute ids of each stage are made by the first member
+    and read by the others (`structperc.features.instances.training_instances`)."""
     if seeds is not None and (not seeds or seeds[0] != params["seed"]):
         raise ValueError(f"the first of the seeds {list(seeds)} must be the run's seed {params['seed']}")
     # the rules of what one run can combine, as every face checks them (`structperc.train.options`)
@@ -207,13 +214,13 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
     if reads_stage_column(template_lines):
         stage: dict[str, Any] = dict(task=task, params=params, dictionary=dictionary,
                                      dataset_columns=dataset_columns, callback=None, progress=progress,
-                                     mixing=mixing, seeds=seeds)
+                                     mixing=mixing, seeds=seeds, shared=shared)
         if callback is not None:  # the first stage's epochs are reported, marked as its own
             stage["callback"] = lambda report: callback(dataclasses.replace(report, stage=1))
         first, corpus, dev = _first_stage(corpus, dev, first_stage_lines(template_lines), epochs, stage,
                                           workers, runner, release)
     index, lines, label_set, data = training_instances(corpus, task, template_lines, params.get("min_count", 1),
-                                                       unknown, workers=workers)
+                                                       unknown, workers=workers, shared=shared)
     labels = label_set.labels
     mask, end = masks(labels, task)
     fingerprint: dict = {}

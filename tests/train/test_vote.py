@@ -217,16 +217,41 @@ def test_command_line_trains_a_vote(sample, tmp_path):
     assert len(schema.read(tmp_path / "m").voters) == 2
 
 
-@pytest.mark.parametrize("read", [False, True], ids=["trained", "read"])
-def test_compressing_a_vote_keeps_one_index_per_stage(staged, tmp_path, read):
-    """A trained vote's members hold equal indexes, a read one the same index: either way compression prunes
-    each stage's index once, by every attribute one member keeps, so the members still read (and the file
-    stores) one index; ``keep=1.0`` tags as before, and a smaller ``keep`` keeps each member's own top
-    attributes."""
+def test_a_votes_members_are_featurized_once_per_stage(staged, monkeypatch):
+    """The members of a vote read the same columns through the same lines: each stage's index and attribute ids
+    are made once (two featurizations for a two-stage vote of three, not six) and shared, stage for stage."""
+    import structperc.features.instances as instances
+
+    model = staged.model_
+    assert all(v.features is model.features and v.stage1.features is model.stage1.features for v in model.voters)
+    made = []
+    featurize = instances.fit_transform_parallel
+    monkeypatch.setattr(instances, "fit_transform_parallel", lambda *a, **k: made.append(1) or featurize(*a, **k))
+    X = [[w for w, _ in sent] for sent in DOC_TRAIN]
+    Y = [[t for _, t in sent] for sent in DOC_TRAIN]
+    again = Tagger.train(X, Y, task="ner", columns=["word", "ner"], epochs=3, two_stage=True, vote=["iob2", "iob1"])
+    assert len(made) == 2
+    for before, after in zip(model.parts(), again.model_.parts()):
+        assert before.labels == after.labels and np.array_equal(before.weights.state, after.weights.state)
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["shared", "apart"])
+def test_compressing_a_vote_keeps_one_index_per_stage(staged, apart, tmp_path):
+    """A vote's members read one index per stage (or, in a model made before they shared it, equal ones):
+    either way compression prunes each stage's index once, by every attribute one member keeps, so the members
+    still read (and the file stores) one index; ``keep=1.0`` tags as before, and a smaller ``keep`` keeps each
+    member's own top attributes."""
+    import copy
+    import dataclasses
+
     from structperc.model.compress import compress, keep_masks
 
-    model = schema.read(staged.save(tmp_path / "m")) if read else staged.model_
-    assert read or model.voters[0].features is not model.features  # equal, not shared, in memory
+    model = staged.model_
+    if apart:
+        model = dataclasses.replace(model, voters=[dataclasses.replace(
+            v, features=copy.deepcopy(v.features),
+            stage1=dataclasses.replace(v.stage1, features=copy.deepcopy(v.stage1.features))) for v in model.voters])
+        assert model.voters[0].features is not model.features
     X = [[w for w, _ in sent] for sent in DOC_TRAIN]
     small = compress(model, keep=1.0)
     assert all(v.features is small.features and v.stage1.features is small.stage1.features for v in small.voters)
