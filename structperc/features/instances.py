@@ -227,9 +227,14 @@ def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
     return reads | {task.token_column} | ({task.tag_column} if gold else set())
 
 
+#: The feature indexes and attribute ids made so far for the runs of one vote (`training_instances`'s
+#: ``shared``), by `features_key`.
+SharedFeatures = dict[str, tuple[FeatureIndex, Features]]
+
+
 def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
                        min_count: int, unknown: str | None = None, workers: int = 1,
-                       shared: dict[str, tuple[FeatureIndex, Features]] | None = None) \
+                       shared: SharedFeatures | None = None) \
         -> tuple[FeatureIndex, list[str], LabelSet, Instances]:
     """Fit the attribute index and the label set on ``corpus``; ``workers`` > 1 fits the index on
     that many threads (`structperc.features.sharding`: the same index and ids).
@@ -244,7 +249,8 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     """
     lines = optional_columns_dropped(template_lines, set(corpus.columns))
     templates = parse_templates(lines)
-    missing = sorted({p.atom.column for t in templates for p in t.parts} - set(corpus.columns))
+    reads = {p.atom.column for t in templates for p in t.parts}
+    missing = sorted(reads - set(corpus.columns))
     if missing:
         raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
                          f"(columns: {', '.join(corpus.columns)})", corpus.source)
@@ -253,8 +259,8 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     tags = model_tags(corpus, task)
     label_set, y, allowed = _labels_and_ids(corpus, task, tags, unknown)
     del tags
-    key = None if shared is None else features_key(corpus, lines, min_count)
-    if key is not None and shared is not None and key in shared:
+    key = "" if shared is None else features_key(corpus, lines, min_count, reads)
+    if shared is not None and key in shared:
         index, feats = shared[key]
         return index, lines, label_set, Instances(feats, y, allowed)
     index = FeatureIndex(templates, min_count)
@@ -263,19 +269,19 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
         raise InputError(f"no attributes left to learn from: min_count={min_count} keeps none of them"
                          if min_count > 1 else "the templates give no attribute on this data",
                          corpus.source)
-    if key is not None and shared is not None:
+    if shared is not None:
         shared[key] = (index, feats)
     return index, lines, label_set, Instances(feats, y, allowed)
 
 
-def features_key(corpus: Corpus, lines: list[str], min_count: int) -> str:
+def features_key(corpus: Corpus, lines: list[str], min_count: int, reads: set[str]) -> str:
     """A digest of what the attributes of ``lines`` over ``corpus`` depend on: the lines, the cut-off, the
-    sentence bounds and every column the lines read (its distinct values and codes)."""
+    sentence bounds and every column the lines read (``reads``: its distinct values and codes)."""
     h = hashlib.sha256()
     h.update("\n".join(lines).encode("utf-8", "surrogatepass"))
     h.update(str(min_count).encode())
     h.update(corpus.sent_ptr.tobytes())
-    for column in sorted({p.atom.column for t in parse_templates(lines) for p in t.parts}):
+    for column in sorted(reads):
         distinct, codes = corpus.factorize(column)
         h.update(column.encode("utf-8", "surrogatepass") + b"\x00")
         h.update("\x00".join(distinct).encode("utf-8", "surrogatepass") + b"\x01")

@@ -65,7 +65,13 @@ def keep_masks(weights: Weights, *, keep: float | None = None,
                threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks (state attributes, transition attributes) of the attributes to keep."""
     _check_args(keep, threshold)
-    s_norm, c_norm = attribute_norms(weights)
+    return _masks(attribute_norms(weights), keep, threshold)
+
+
+def _masks(norms: tuple[np.ndarray, np.ndarray], keep: float | None,
+           threshold: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """`keep_masks` of the weights whose `attribute_norms` are ``norms``."""
+    s_norm, c_norm = norms
     if keep is not None:
         return _top(s_norm, keep), _top(c_norm, keep)
     return s_norm > threshold, c_norm > threshold
@@ -153,7 +159,8 @@ def _compress_group(group: list[Model], keep: float | None, threshold: float | N
     members (`compress` puts them back). They keep every attribute one of them keeps and read one pruned
     index: a vote's members stay one table, stored once and featurized once when tagging, and an attribute a
     member keeps only for the others (all zero in its own weights, or below its own cut) scores as before."""
-    masks = [keep_masks(part.weights, keep=keep, threshold=threshold) for part in group]
+    norms = [attribute_norms(part.weights) for part in group]
+    masks = [_masks(n, keep, threshold) for n in norms]
     keep_state = np.logical_or.reduce([m[0] for m in masks])
     keep_trans = np.logical_or.reduce([m[1] for m in masks])
     fi = copy.deepcopy(group[0].features)
@@ -167,12 +174,11 @@ def _compress_group(group: list[Model], keep: float | None, threshold: float | N
             fi.n_transition_attributes != int(keep_trans.sum()):  # pragma: no cover - guards prune()
         raise AssertionError("pruned feature tables and weights disagree in size")
     out = []
-    for part, (own_state, own_trans) in zip(group, masks):
+    for part, (own_state, own_trans), (s_norm, c_norm) in zip(group, masks, norms):
         w = part.weights
         weights = Weights(w.sparse.select(keep_state), w.trans.copy(),
                           with_zero_row(w.cond[:-1][keep_trans]), w.mask.copy(), w.end.copy(),
                           None if w.order2 is None else w.order2.copy())  # label-indexed: kept whole
-        s_norm, c_norm = attribute_norms(w)
         record = {
             "keep": keep, "threshold": threshold,
             "state_attributes_before": int(len(keep_state)),

@@ -26,6 +26,7 @@ from structperc.features.gazetteer import FOLD_BLOCK, STAGE_COLUMN
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.instances import (
     Instances,
+    SharedFeatures,
     corpus_digest,
     data_tags,
     extended_instances,
@@ -153,7 +154,7 @@ def fit(corpus: Corpus, dev: Corpus | None, *, task: Task, template_lines: list[
     voter_dictionaries = [learnt_tag_dictionary(corpus, t, params) for t in voter_tasks]
     # the members read the same columns through the same lines, stage for stage: one index and one set of
     # attribute ids for all of them, only the labels made per encoding (`training_instances`'s ``shared``)
-    shared: dict | None = {} if vote else None
+    shared: SharedFeatures | None = {} if vote else None
     fitted = train_model(corpus, dev, template_lines, epochs, task=task, params=params,
                          dictionary=dictionary, dataset_columns=dataset_columns, callback=callback,
                          progress=progress,
@@ -183,7 +184,7 @@ def train_model(corpus: Corpus, dev: Corpus | None, template_lines: list[str], e
                 checkpoint_dir: str | os.PathLike | None = None,
                 resume: str | os.PathLike | None = None, release: bool = False, workers: int = 1,
                 mixing: str | None = None, runner: Runner | None = None, seeds: Sequence[int] | None = None,
-                shared: dict | None = None) -> Fitted:
+                shared: SharedFeatures | None = None) -> Fitted:
     """Train once on ``corpus``. With ``release`` (a corpus read for this run alone) its token
     columns are dropped once the features are built: training needs only integer arrays, and the
     columns are a tenth of training's peak memory.
