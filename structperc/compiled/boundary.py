@@ -156,9 +156,15 @@ def _once(table: np.ndarray, against: tuple, check: Callable[[], None]) -> None:
     _SOUND[key] = (weakref.ref(table, forget), against)
 
 
+def rising(a: np.ndarray) -> bool:
+    """Whether no value of the one-dimensional ``a`` is below the one before it (one comparison of neighbours:
+    ``np.diff`` would first make a difference array, twice the work on a model's million row offsets)."""
+    return bool((a[1:] >= a[:-1]).all())
+
+
 def _offsets(name: str, what: str, ptr: np.ndarray, total: int, exact: bool = True) -> None:
     """``ptr`` rises from 0 to ``total`` (to at most ``total`` where not ``exact``)."""
-    _need(ptr.shape[0] >= 1 and int(ptr[0]) == 0 and bool(np.all(np.diff(ptr) >= 0))
+    _need(ptr.shape[0] >= 1 and int(ptr[0]) == 0 and rising(ptr)
           and (int(ptr[-1]) == total if exact else int(ptr[-1]) <= total),
           name, f"{what} must rise from 0 to {'' if exact else 'at most '}{total}")
 

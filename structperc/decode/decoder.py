@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.features.index import Features
@@ -108,7 +109,7 @@ def check_features(weights: Weights, feats: Features) -> tuple[np.ndarray, np.nd
     ptr = c(feats.sent_ptr, dtype=np.int64)
     n = X.shape[0] if X.ndim == 2 else -1
     if X.ndim != 2 or XT.ndim != 2 or XT.shape[0] != n or ptr.ndim != 1 or len(ptr) < 1 \
-            or ptr[0] != 0 or ptr[-1] != n or (np.diff(ptr) < 0).any():
+            or ptr[0] != 0 or ptr[-1] != n or not rising(ptr):
         raise InputError("features must hold (n_tokens, K) state ids, (n_tokens, KT) transition ids and "
                          "sentence offsets (sent_ptr) rising from 0 to n_tokens")
     A, AT = len(weights.sparse.ptr) - 1, weights.cond.shape[0]

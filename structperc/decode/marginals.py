@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, check_features, length_batches
 from structperc.decode.forward_backward import (
     TINY,
@@ -76,7 +77,7 @@ def _kernel_args(weights: Weights, feats: Features) -> tuple[np.ndarray, ...]:
             or sw.n_labels != L or len(sw.labels) != len(sw.values):
         raise InputError("weights of inconsistent shapes")
     if len(sw.labels) != A * L:  # sparse rows: the kernel follows ptr and the label ids
-        if A < 0 or sw.ptr[0] != 0 or sw.ptr[-1] != len(sw.values) or (np.diff(sw.ptr) < 0).any() \
+        if A < 0 or sw.ptr[0] != 0 or sw.ptr[-1] != len(sw.values) or not rising(sw.ptr) \
                 or (len(sw.labels) and (int(sw.labels.min()) < 0 or int(sw.labels.max()) >= L)):
             raise InputError("state weights with malformed row offsets or label ids")
     return X, XT, ptr, sw.ptr, sw.labels, sw.values, base, cond, end

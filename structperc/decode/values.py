@@ -31,6 +31,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.errors import InputError
 from structperc.features.index import Features, checked_values
 from structperc.model.state_weights import StateWeights
@@ -181,7 +182,7 @@ def folded_runs(weights: Weights, feats: Features, needed: np.ndarray | None = N
     values = check_values(feats)
     ptr = np.asarray(feats.sent_ptr, dtype=np.int64)
     if feats.state.ndim != 2 or ptr.ndim != 1 or len(ptr) < 1 or ptr[0] != 0 \
-            or ptr[-1] != feats.state.shape[0] or (np.diff(ptr) < 0).any():
+            or ptr[-1] != feats.state.shape[0] or not rising(ptr):
         raise InputError("features must hold (n_tokens, K) state ids and sentence offsets from 0 to "
                          "n_tokens")
     max_tokens = max(1, VALUE_CELLS // max(weights.n_labels, 1))

@@ -41,6 +41,16 @@ DEFAULT_COLUMNS = tuple(f"{CLUSTER_COLUMN}{n}" for n in PREFIX_LENGTHS) + (CLUST
 UNKNOWN = "<unk>"
 
 
+def _check(paths: dict[str, str], prefixes: Sequence[int]) -> None:
+    """Refuse a path that is not a bitstring (naming its word) and a prefix length below 1."""
+    for bits in set(paths.values()):  # the distinct paths: a resource's million words share a thousand
+        if not isinstance(bits, str) or not bits or set(bits) - {"0", "1"}:
+            w = next(w for w, b in paths.items() if b == bits)
+            raise InputError(f"cluster path of {w!r} is not a bitstring: {bits!r}")
+    if any(int(n) < 1 for n in prefixes):
+        raise InputError(f"cluster prefix lengths must be positive: {list(prefixes)}")
+
+
 class ClusterMap:
     """Word → cluster path, writing one column per path prefix and one for the full path.
 
@@ -59,15 +69,11 @@ class ClusterMap:
     """
 
     def __init__(self, paths: dict[str, str], counts: dict[str, int] | None = None, *, word: str = "word",
-                 prefixes: Sequence[int] = PREFIX_LENGTHS, resource: dict | None = None):
-        for bits in set(paths.values()):  # the distinct paths: a resource's million words share a thousand
-            if not isinstance(bits, str) or not bits or set(bits) - {"0", "1"}:
-                w = next(w for w, b in paths.items() if b == bits)
-                raise InputError(f"cluster path of {w!r} is not a bitstring: {bits!r}")
-        if any(int(n) < 1 for n in prefixes):
-            raise InputError(f"cluster prefix lengths must be positive: {list(prefixes)}")
-        #: word → path: a dictionary, or a model's stored table looked up as far as needed (`stored`)
-        self._stored = StoredClasses.of(paths)
+                 prefixes: Sequence[int] = PREFIX_LENGTHS, resource: dict | None = None,
+                 table: StoredClasses | None = None):
+        _check(paths, prefixes)
+        #: word → path: a dictionary, or a model's stored table looked up as far as needed (``table``, `stored`)
+        self._stored = table if table is not None else StoredClasses.of(paths)
         self.counts = dict(counts or {})
         self.word = word
         self.prefixes = tuple(int(n) for n in prefixes)
@@ -86,10 +92,8 @@ class ClusterMap:
         built only when needed: tagging once looks up a corpus's few thousand distinct words in one pass over
         the table instead (`StoredClasses.lookup`), where building the dictionary of a Spanish table took a
         tenth of a second."""
-        ClusterMap({p: p for p in paths}, prefixes=prefixes)  # the same checks of the paths and prefixes
-        m = cls({}, word=word, prefixes=prefixes, resource=resource)
-        m._stored = table
-        return m
+        _check({p: p for p in paths}, prefixes)
+        return cls({}, word=word, prefixes=prefixes, resource=resource, table=table)
 
     @property
     def paths(self) -> dict[str, str]:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from structperc.compiled.boundary import freeze
+from structperc.compiled.boundary import freeze, rising
 from structperc.features.atomic import code_points
 from structperc.io.corpus import Corpus
 
@@ -103,7 +103,7 @@ class LexiconMatcher:
         fold = (np.full(n_sent, -1, dtype=np.int64) if fold is None
                 else np.ascontiguousarray(fold, dtype=np.int64))
         if (n_sent < 0 or len(fold) != n_sent or (n_sent and (sent_ptr[0] != 0 or sent_ptr[-1] != len(points)
-                                                              or (np.diff(sent_ptr) < 0).any()))
+                                                              or not rising(sent_ptr)))
                 or (fold >= MAX_FOLDS).any()):
             raise ValueError("sentence offsets or folds do not fit the text")
         out = np.zeros((3, len(points)), dtype=np.int64)

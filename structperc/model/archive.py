@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.errors import InputError, ModelFormatError
 from structperc.model.shipped import resolve
 
@@ -215,7 +216,7 @@ def dense_rows(parts: dict[str, np.ndarray], shape: tuple[int, ...], zero_rows: 
     indptr, indices, values = parts["indptr"], parts["indices"], parts["values"]
     n_rows = shape[0]
     width = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-    if len(indptr) != n_rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+    if len(indptr) != n_rows + 1 or indptr[0] != 0 or not rising(indptr) \
             or indptr[-1] != len(indices) or len(indices) != len(values) \
             or (len(indices) and int(indices.max()) >= width):
         raise ValueError("inconsistent sparse weight arrays")
@@ -243,7 +244,7 @@ def state_from_arrays(parts: dict[str, np.ndarray], shape: tuple[int, ...]) -> "
     if len(shape) != 2:
         raise ValueError("state weights must be attributes × labels")
     n_rows, L = shape
-    if L > 32767 or len(indptr) != n_rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
+    if L > 32767 or len(indptr) != n_rows + 1 or indptr[0] != 0 or not rising(indptr) \
             or indptr[-1] != len(indices) or len(indices) != len(values) \
             or (len(indices) and int(indices.max()) >= L):
         raise ValueError("inconsistent sparse weight arrays")

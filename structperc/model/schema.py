@@ -64,6 +64,7 @@ from structperc.features.lexicon import SegmentationDictionary
 from structperc.features.resources.bands import WordBands
 from structperc.features.resources.case_evidence import CaseEvidence
 from structperc.features.resources.lemmas import LemmaClasses
+from structperc.features.resources.storage import read_together
 from structperc.features.resources.wordlist import DictionaryWords
 from structperc.features.task import Task, masks
 from structperc.features.templates import parse_templates
@@ -299,7 +300,8 @@ def read(path: str | os.PathLike) -> Model:
     """Load the model at ``path``; damaged or foreign files raise `ModelFormatError` naming it."""
     meta, arrays = load_archive(path)
     try:
-        return _model(meta, arrays, seen=_Built())
+        with read_together():  # the resources' word tables inflate while the weights are read
+            return _model(meta, arrays, seen=_Built())
     except _DAMAGE as exc:
         raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
             from None
@@ -356,6 +358,7 @@ def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray], s
 def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None, *,
            seen: _Built) -> Model:
     task = _task(meta)
+    dictionary = _dictionary(meta.get("extra", {}), task, arrays, seen)  # first: its tables inflate meanwhile
     templates = list(meta["templates"])
     features = _features(meta, templates, arrays, seen)
     labels = list(meta["labels"])
@@ -399,7 +402,7 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
             raise ValueError(f"member {i + 1} of the vote is not a tagger of the same data")
         voters.append(voter)
     return Model(task, labels, templates, features, Weights(state.padded().frozen(), trans, cond, mask, end, order2),
-                 dict(meta["params"]), provenance, _dictionary(extra, task, arrays, seen),
+                 dict(meta["params"]), provenance, dictionary,
                  dict(meta.get("dataset_columns", {})), _calibration(meta), _tag_dictionary(extra),
                  version, stage1, voters)
 

@@ -27,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.errors import InputError
 from structperc.features.index import Features, checked_values
 from structperc.features.instances import Instances
@@ -52,7 +53,7 @@ def check_kernel_inputs(X: np.ndarray, XT: np.ndarray, y: np.ndarray, ptr: np.nd
     if L < 1 or ptr[-1] < 1:
         raise InputError("no training tokens: nothing to train on")
     n = int(ptr[-1])
-    if ptr[0] != 0 or np.any(np.diff(ptr) < 0) or X.shape[0] != n or XT.shape[0] != n or len(y) != n:
+    if ptr[0] != 0 or not rising(ptr) or X.shape[0] != n or XT.shape[0] != n or len(y) != n:
         raise ValueError("features, label ids and sentence offsets disagree in length")
     for ids, size, what in ((X, len(state.ptr) - 1, "state attribute"),
                             (XT, state.Wc.shape[0], "transition attribute"), (y, L, "label")):

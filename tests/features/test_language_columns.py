@@ -9,6 +9,7 @@ unchanged, and the command line's one-line refusals. The registry itself is test
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -327,14 +328,22 @@ def test_damaged_resource_arrays_are_a_model_format_error(en_model, tmp_path):
     from structperc import Tagger
 
     _, model_dir, _ = en_model
-    for drop in ("extra.clusters.words.npy", "extra.clusters.counts.npy"):
-        broken = tmp_path / drop / "model"
+    words = "extra.clusters.words.npy"
+    for damage in ("extra.clusters.words.npy", "extra.clusters.counts.npy", "flipped"):
+        broken = tmp_path / damage / "model"
         broken.mkdir(parents=True)
         with zipfile.ZipFile(model_dir / "model.zip") as src, \
                 zipfile.ZipFile(broken / "model.zip", "w") as dst:
             for info in src.infolist():
-                if info.filename != drop:
-                    dst.writestr(info, src.read(info.filename))
+                data = src.read(info.filename)
+                if info.filename == words and damage == "flipped":  # deflated words that no longer inflate
+                    array = np.load(io.BytesIO(data))
+                    array[len(array) // 2] ^= 0xFF
+                    out = io.BytesIO()
+                    np.save(out, array)
+                    data = out.getvalue()
+                if info.filename != damage:
+                    dst.writestr(info, data)
         with pytest.raises(ModelFormatError, match="damaged"):
             Tagger.load(broken)
 

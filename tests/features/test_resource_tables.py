@@ -35,6 +35,7 @@ from structperc.features.resources.storage import (
     find_words,
     pack_classes,
     pack_words,
+    read_together,
     unpack_classes,
     unpack_words,
 )
@@ -453,6 +454,28 @@ def test_stored_tables_refuse_damage_when_read_and_a_word_listed_twice_when_met(
     with pytest.raises(ValueError, match="twice"):
         StoredClasses(["x", "y"], twice).table()
     assert StoredClasses(["x", "y"], twice).lookup(["b"]) == {"b": "y"}  # a pass that never meets it
+
+
+def test_tables_read_together_are_checked_on_leaving_and_answer_as_alone():
+    """Inside `read_together` a table inflates beside the caller: damage raises when the block ends (not where the
+    table was made), and the tables answer lookups as tables read alone do."""
+    table = {"a": "x", "b": "y", "c": "y", "d": "z"}
+    classes, arrays = pack_classes(table)
+    for bad in damaged_arrays(arrays)[4:]:  # whole arrays with damage only their inflated words show
+        with pytest.raises(ValueError):
+            with read_together():
+                made = StoredClasses(classes, bad)
+                assert made._inflating is not None  # not yet checked here
+    with read_together():
+        together = [StoredClasses(classes, arrays) for _ in range(3)]
+    assert all(t._inflating is None and t._data is not None for t in together)
+    assert [t.lookup(["b", "d", "q"]) for t in together] == [StoredClasses(classes, arrays).lookup(["b", "d", "q"])] * 3
+    assert together[0].table() == table and len(together[1]) == 4
+    with pytest.raises(KeyError):  # an error of the block itself is the one raised, the thread joined
+        with read_together():
+            StoredClasses(classes, damaged_arrays(arrays)[5])
+            raise KeyError("mine")
+    assert storage._READING.get() is None
 
 
 # -- read_lemma_tables ----------------------------------------------------------------------------
