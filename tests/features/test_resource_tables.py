@@ -478,6 +478,24 @@ def test_tables_read_together_are_checked_on_leaving_and_answer_as_alone():
     assert storage._READING.get() is None
 
 
+def test_tables_read_together_without_a_thread_inflate_in_place():
+    """A pool that takes no more work (the interpreter shutting down) leaves a table to inflate where it is made."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    classes, arrays = pack_classes({"a": "x", "b": "y"})
+    closed = ThreadPoolExecutor(max_workers=1)
+    closed.shutdown()
+    token = storage._READING.set(([], closed))
+    try:
+        made = StoredClasses(classes, arrays)
+        assert made._inflating is None and made._data is not None and storage._READING.get()[0] == []
+        with pytest.raises(ValueError):
+            StoredClasses(classes, damaged_arrays(arrays)[5])
+    finally:
+        storage._READING.reset(token)
+    assert made.lookup(["b", "c"]) == {"b": "y"}
+
+
 # -- read_lemma_tables ----------------------------------------------------------------------------
 
 def write_tables(folder: Path, index=INDEX, exc=EXC, rules=RULES, skip: str = "") -> Path:

@@ -198,11 +198,14 @@ class StoredClasses:
         self._data: bytes | None = None
         self._inflating: Future | None = None
         reading = _READING.get()
-        if reading is None:
+        if reading is not None:  # inflated beside the rest of the model (`read_together`), which settles it
+            try:
+                self._inflating = reading[1].submit(_checked, self._classes, self._arrays)
+                reading[0].append(self)
+            except RuntimeError:  # no new threads (the interpreter is shutting down): inflated here
+                pass
+        if self._inflating is None:
             self._data, self._counts = _checked(self._classes, self._arrays)
-        else:  # inflated beside the rest of the model (`read_together`), which settles it before it returns
-            reading[0].append(self)
-            self._inflating = reading[1].submit(_checked, self._classes, self._arrays)
         self._table: dict[str, str] | None = None
         self._passes = 0
 
