@@ -235,6 +235,21 @@ def test_lemma_rule_needs_a_word_longer_than_its_suffix():
     assert lc.classes("as") == "noun" and lc.classes("aS") == "noun"
 
 
+def test_identity_rules_are_skipped_without_changing_a_class():
+    """A rule that leaves a word as it is ("" → "", English adverbs') leads to the word itself, whose classes the
+    lemma table gives: it is left out of the rules walked, and every word keeps its classes. A rule of an empty
+    suffix that adds letters still applies."""
+    index = {"adv": ["fast", "well"], "adj": ["fast"], "verb": ["make", "run"]}
+    rules = {"adv": [["", ""]], "verb": [["s", ""], ["", "e"]]}
+    with_identity = LemmaClasses.from_tables(index, {}, rules)
+    without = LemmaClasses.from_tables(index, {}, {"adv": [], "verb": rules["verb"]})
+    assert dict(with_identity._by_length)[0] == {"": [("verb", "e")]}  # the adverbs' identity is out, "" → "e" in
+    for word in ("fast", "well", "runs", "mak", "fasts", "walk", "", "FAST"):
+        assert with_identity.classes(word) == without.classes(word)
+    assert with_identity.classes("fast") == "adj|adv" and with_identity.classes("mak") == "verb"
+    assert with_identity.classes("well") == "adv" and with_identity.classes("walk") == NONE
+
+
 def test_lemma_classes_values_on_a_corpus():
     corpus = Corpus.from_sentences([["The", "mice", "Walked"], ["runs", "RUNS"]])
     assert expanded(lemma_classes().values(corpus)) == {"lpos": [NONE, "noun", "verb", "noun|verb", "noun|verb"]}

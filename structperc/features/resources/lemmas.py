@@ -83,12 +83,15 @@ class LemmaClasses:
 
     @functools.cached_property
     def _by_length(self) -> list[tuple[int, dict[str, list[tuple[str, str]]]]]:
-        """Per suffix length (ascending), suffix → (class, replacement) of every rule: a word's rules in one
-        lookup per length."""
+        """Per suffix length (ascending), suffix → (class, replacement) of every rule that changes a word: a
+        word's rules in one lookup per length. A rule that leaves the word as it is (English adverbs' ``"" → ""``)
+        is left out: the lemma it leads to is the word, whose classes `_classes` reads from the lemma table
+        anyway; every word met it, and it was a third of the rules' time."""
         by_length: dict[int, dict[str, list[tuple[str, str]]]] = {}
         for pos, rules in self.rules.items():
             for old, new in rules:
-                by_length.setdefault(len(old), {}).setdefault(old, []).append((pos, new))
+                if old != new:
+                    by_length.setdefault(len(old), {}).setdefault(old, []).append((pos, new))
         return sorted(by_length.items())
 
     def classes(self, word: str) -> str:
