@@ -358,7 +358,8 @@ def _features(meta: dict, templates: list[str], arrays: dict[str, np.ndarray], s
 def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None, *,
            seen: _Built) -> Model:
     task = _task(meta)
-    dictionary = _dictionary(meta.get("extra", {}), task, arrays, seen)  # first: its tables inflate meanwhile
+    extra = meta.get("extra", {})
+    dictionary = _dictionary(extra, task, arrays, seen)  # first: its tables inflate meanwhile
     templates = list(meta["templates"])
     features = _features(meta, templates, arrays, seen)
     labels = list(meta["labels"])
@@ -383,7 +384,6 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
     provenance = meta["provenance"]
     if not isinstance(provenance, dict):
         raise TypeError("provenance is not a mapping")
-    extra = meta.get("extra", {})
     version = int(meta["format_version"]) if version is None else version
     stage1 = None
     if meta.get(STAGE_KEY) is not None:

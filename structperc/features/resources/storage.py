@@ -107,10 +107,9 @@ def pack_classes(word_class: dict[str, str]) -> tuple[list[str], dict[str, np.nd
                      "counts": counts}
 
 
-def _checked(classes: list[str], arrays: dict[str, np.ndarray] | None) -> tuple[bytes, np.ndarray]:
-    """The inflated words of `pack_classes`'s arrays and the class counts, checked to agree."""
-    if not arrays or "words" not in arrays or "counts" not in arrays:
-        raise ValueError("the word table's arrays are missing")
+def _checked(classes: list[str], arrays: dict[str, np.ndarray]) -> tuple[bytes, np.ndarray]:
+    """The inflated words of `pack_classes`'s arrays (both present: `StoredClasses` checks) and the class counts,
+    checked to agree."""
     data, counts = _inflate_bytes(arrays["words"]), np.asarray(arrays["counts"])
     if counts.ndim != 1 or counts.dtype.kind not in "iu" or len(counts) != len(classes) or (counts < 0).any() \
             or int(counts.sum()) != data.count(_SEP_BYTE):
