@@ -67,6 +67,36 @@ def counted(lines: list[str], n: int) -> list[str]:
 CONTEXT = (window(-1, 1) + WORD_CONTEXT_CLUSTER_LINES + CASE_LINES + LEMMA_LINES + WORD_CONTEXT_LEMMA_LINES)
 
 
+#: the full set of pos ``--lang`` lines the study above built (the pos preset's), and groups of them whose tagging
+#: time the backward elimination weighs: ``full-clu20-ctxlem`` is the full set less two groups
+FULL_POS = counted(CONTEXT, 3)
+_CTX_CLU = with_min_count(WORD_CONTEXT_CLUSTER_LINES, 3)
+_CTX_LEM = with_min_count(WORD_CONTEXT_LEMMA_LINES, 3)
+POS_DROPS = {
+    "clu4+20@nbr": ["clu4[-1]", "clu20[-1]", "clu4[1]", "clu20[1]"],
+    "clu@nbr": window(-1, -1) + window(1, 1),
+    "clu4": ["clu4[-1]", "clu4[0]", "clu4[1]"],
+    "clu6@nbr": ["clu6[-1]", "clu6[1]"],
+    "clu10@nbr": ["clu10[-1]", "clu10[1]"],
+    "clu10": ["clu10[-1]", "clu10[0]", "clu10[1]"],
+    "clu20": ["clu20[-1]", "clu20[0]", "clu20[1]"],
+    "case": CASE_LINES,
+    "cap@nbr": ["cap[-1]", "cap[1]"],
+    "cap|istitle": ["cap[0]|istitle(w[0])"],
+    "lpos|suffix2": ["lpos[0]|suffix2(w[0])"],
+    "ctxclu": _CTX_CLU,
+    "ctxlem": _CTX_LEM,
+    "clu6[2]ctx": [line for line in _CTX_CLU if "clu6[2]" in line],
+}
+
+
+
+def ablated(names: str) -> list[str]:
+    """The full set of pos ``--lang`` lines less the groups ``names`` (``POS_DROPS`` keys joined by ``-``)."""
+    drop = {line for name in names.split("-") for line in POS_DROPS[name]}
+    return [line for line in FULL_POS if line not in drop]
+
+
 #: the first try of the issue (prefixes 4/6/10/20 at -1..+1), then one change at a time
 COMMON = {
     "window": window(-1, 1),
@@ -100,7 +130,12 @@ FAMILY = {
         # the same with the cluster prefixes at the word alone (the window's ±1 prefixes cost tagging time)
         "centre+lemmas+case+context@3": counted(window(0, 0) + WORD_CONTEXT_CLUSTER_LINES + CASE_LINES + LEMMA_LINES
                                                 + WORD_CONTEXT_LEMMA_LINES, 3),
-        "preset": language_lines(None, "pos", ["clusters", "probabilities", "lemmas"])}},
+        "preset": language_lines(None, "pos", ["clusters", "probabilities", "lemmas"]),
+        # backward elimination for tagging speed (each template costs about the same per token): the full set less
+        # one group of lines at a time, then less the groups that kept the full set's mean within its standard
+        # error, and so on (any combination runs: full-clu20-lpos|suffix2); the set with the fewest templates that
+        # kept it is confirmed on fresh seeds
+        "full": FULL_POS, **{f"full-{name}": ablated(name) for name in POS_DROPS}}},
     "ner": {"corpus": "esp", "lang": "es", "variants": {
         **COMMON, "window+shape": window(-1, 1) + ["clu10[0]|shortshape(w[0])", "clu[0]|shortshape(w[0])",
                                                    "y[-1]|y[0]|clu6[0]"]}},
@@ -195,6 +230,11 @@ def main() -> None:
     args = ap.parse_args()
     names = ["none", *(CWS_VARIANTS if args.family == "cws" else FAMILY[args.family]["variants"])]
     variants = args.variants.split(",") if args.variants else names
+    if args.family == "pos":  # any combination of the ablation's groups: full-clu20-lpos|suffix2
+        for v in variants:
+            if v.startswith("full-") and v not in names and all(g in POS_DROPS for g in v[len("full-"):].split("-")):
+                FAMILY["pos"]["variants"][v] = ablated(v[len("full-"):])
+                names.append(v)
     unknown = sorted(set(variants) - set(names))
     if unknown:
         ap.error(f"unknown variants {unknown}; known: {names}")

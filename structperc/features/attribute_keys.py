@@ -63,6 +63,10 @@ class AttributeKeys(AttributeVocabularies):
                 return np.zeros(len(pos), dtype=np.int64), []
             parts = [self._part_codes(p, atom_codes, raw, shift) for p in t.parts]
             radix = self._radix(t) if grow else self.radix[ti]
+            if len(parts) == 1:  # one part's codes are its keys (-1 unknown already): a read-only view, no copy
+                key = parts[0][0].view()
+                key.flags.writeable = False
+                return key, radix
             key = parts[0][0].copy()
             unknown = key < 0
             for (codes, _), r in zip(parts[1:], radix[1:]):

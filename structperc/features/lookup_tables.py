@@ -22,8 +22,14 @@ _TRANSPOSE_BLOCK = 4096
 #: with 78 templates); each costs 4 bytes per token while it waits.
 _COLUMN_GROUP = 16
 
-#: Key spaces up to this size are looked up through a dense array (4 bytes per possible key).
+#: Key spaces up to this size are looked up through a dense array (4 bytes per possible key)...
 DENSE_KEYS = 1 << 21
+#: ... when the table's keys fill enough of it: at most this many possible keys per key in the table (beyond a
+#: first `DENSE_SLACK`). A word conjoined with its neighbour's cluster prefix has 1.25 million possible keys and
+#: 10,000 seen on EWT: its dense array was 5 MB written and faulted in at every start for what a hash table of a
+#: few kB answers (3 of them: 5 ms of tagging EWT test ×5; the same ids).
+DENSE_SPREAD = 16
+DENSE_SLACK = 1 << 16
 
 
 class LookupTables(AttributeKeys):
@@ -92,9 +98,9 @@ class LookupTables(AttributeKeys):
         return cache[ti]
 
     def _dense_table(self, ti: int) -> np.ndarray | None:
-        """For a template whose keys range over at most `DENSE_KEYS` values: key → attribute id (its
-        group's offset + its index in the template's table, or -1) as a dense int32 array with one extra -1
-        at the end; None for larger key spaces.
+        """For a template whose keys range over at most `DENSE_KEYS` values, not too sparsely filled
+        (`DENSE_SPREAD`): key → attribute id (its group's offset + its index in the template's table, or -1) as a
+        dense int32 array with one extra -1 at the end; None for larger or sparser key spaces.
 
         Unigram templates and POS n-grams qualify; word bigrams keep the sorted-table search. Built
         on first use after the tables are final, never saved.
@@ -104,7 +110,7 @@ class LookupTables(AttributeKeys):
             return cache[ti]
         size = int(np.prod(np.asarray(self.radix[ti], dtype=np.float64))) if self.radix[ti] else 1
         lut = None
-        if size <= DENSE_KEYS:
+        if size <= DENSE_KEYS and size <= DENSE_SPREAD * len(self.keys[ti]) + DENSE_SLACK:
             table = self.keys[ti]
             lut = np.full(size + 1, -1, dtype=np.int32)
             t = self.templates[ti]

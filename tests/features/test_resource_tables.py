@@ -257,6 +257,21 @@ def test_lemma_classes_values_on_a_corpus():
     assert expanded(lemma_classes(word="tok").values(other)) == {"lpos": ["verb", NONE]}
 
 
+def test_lemma_classes_values_agree_with_classes_word_by_word():
+    """`values` answers most words without walking the rules (no rule suffix ends them, no irregular form: their
+    lemma's classes, joined once per class string); every word gets what `classes` gives it, also where the
+    stored class strings are not sorted or repeat a class (a model file is data)."""
+    words = [*LEMMA_CASES, "Runs", "TRIES", "mouse", "mices", "boxes", "xes", "axes", "walkeds", "happiers", "ran"]
+    corpus = Corpus.from_sentences([[w for w in words if w]])
+    for lc in (lemma_classes(), LemmaClasses({"run": "verb|noun", "box": "noun|noun", "walk": "", "ran": "verb"},
+                                             {"mice": "noun|noun"}, RULES)):
+        got = expanded(lc.values(corpus))["lpos"]
+        assert got == [lc.classes(w) for w in words if w]
+    odd = LemmaClasses({"run": "verb|noun", "box": "noun|noun", "walk": ""}, {}, RULES)
+    assert expanded(odd.values(Corpus.from_sentences([["run", "box", "walk", "runs"]])))["lpos"] == \
+        ["noun|verb", "noun", NONE, "noun|verb"]
+
+
 def test_lemma_classes_remember_the_words_of_earlier_calls(monkeypatch):
     from structperc.features.resources import lemmas as lemma_module
 
@@ -431,6 +446,23 @@ def test_find_words_agrees_with_a_search_of_the_list(stored, others, data):
     wanted = list(dict.fromkeys(data.draw(st.lists(st.sampled_from(stored or [""]), max_size=20)) + others))
     text = "".join(w + "\n" for w in stored).encode()
     assert find_words(text, wanted).tolist() == [stored.index(w) if w in stored else -1 for w in wanted]
+
+
+@needs_find_words
+def test_find_words_with_many_and_long_words():
+    """Past a few hundred wanted words the prefilter's bitmap grows; long words wrap the rotating hash (64 bits, 5 a
+    byte), so words that differ 64 bytes apart, or only in the order of their bytes, may share a hash: every match
+    is compared byte for byte."""
+    rng = np.random.default_rng(0)
+    alphabet = list("abcdefghij汉字é")
+    stored = list(dict.fromkeys("".join(rng.choice(alphabet, size=int(n))) for n in rng.integers(1, 30, 6000)))
+    twin = "x" * 70 + "b" + "x" * 63 + "a"  # the stored word's bytes 64 apart swapped: the same hash
+    stored += ["x" * 70 + "a" + "x" * 63 + "b", "ab" * 40]
+    wanted = list(dict.fromkeys([*stored[::7], twin, stored[-2], "ba" * 40, *(w + "z" for w in stored[::5])]))
+    text = "".join(w + "\n" for w in stored).encode()
+    where = {w: i for i, w in enumerate(stored)}
+    assert len(wanted) > 1000
+    assert find_words(text, wanted).tolist() == [where.get(w, -1) for w in wanted]
 
 
 def test_stored_lookups_without_the_compiled_pass_split_the_words(monkeypatch):

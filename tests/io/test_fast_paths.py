@@ -757,6 +757,28 @@ def test_dense_lookup_exact_case():
     assert results[0] == results[1] == ([[2, 4, 6], [-1, -1, 6], [1, -1, 6]], [[0], [1], [1]])
 
 
+def test_sparse_key_spaces_are_hashed_with_the_same_ids():
+    """A key space the table's keys fill too thinly (`DENSE_SPREAD` possible keys per key, past `DENSE_SLACK`) is
+    looked up through the hash table, not a dense array; the ids are those of the dense array."""
+    train = Corpus.from_sentences([["The", "cat", "sat"], ["the", "dog"]])
+    test = Corpus.from_sentences([["the", "dog", "cat", "sat", "The"]])
+    lines = ["w[0]", "lower(w[-1])|w[0]", "bias"]
+    results = []
+    for slack, spread in ((features.DENSE_SLACK, features.DENSE_SPREAD), (0, 2)):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(features, "DENSE_SLACK", slack)
+            mp.setattr(features, "DENSE_SPREAD", spread)
+            fi = FeatureIndex(parse_templates(lines))
+            fi.fit_transform(train)
+            f = fi.transform(test)
+            results.append(([fi._dense_table(ti) is not None for ti in range(3)], f.state.tolist()))
+    assert results[0][0] == [True, True, True]
+    # at most 2 possible keys per key: w[0]'s space (the five words and the edge and unknown codes) is dense, the
+    # bigram's (lowercased words x words, five pairs seen) hashed, the bias's one key dense
+    assert results[1][0] == [True, False, True]
+    assert results[0][1] == results[1][1]
+
+
 def _fitted_state():
     lines = ["w[0]", "lower(w[-1])|w[0]", "bias", "y[-1]|y[0]|pos[0]"]
     fi = FeatureIndex(parse_templates(lines))

@@ -94,6 +94,11 @@ class LemmaClasses:
                     by_length.setdefault(len(old), {}).setdefault(old, []).append((pos, new))
         return sorted(by_length.items())
 
+    @functools.cached_property
+    def _suffixes(self) -> tuple[str, ...]:
+        """The suffixes of `_by_length`'s rules (a word ending with none of them has no rule lemma)."""
+        return tuple(suffix for _, table in self._by_length for suffix in table)
+
     def classes(self, word: str) -> str:
         """The parts of speech the lexicon allows ``word`` (lowercased): the classes it is a lemma or
         an exception form of, and those a suffix rule of a class leads from it to a lemma of."""
@@ -137,12 +142,25 @@ class LemmaClasses:
         of a text's words there."""
         lowered = {w: w.lower() for w in corpus.factorize(self.word)[0]}
         memo = self._memo
-        rules = {w: self._rule_lemmas(w) for w in set(lowered.values()) if w not in memo}
+        words = [w for w in set(lowered.values()) if w not in memo]
         found: dict[str, str] = {}
-        if rules:
-            lemmas = self._lemmas.lookup([*rules, *(c for pairs in rules.values() for _, c in pairs)])
-            forms = self._forms.lookup(rules)
-            found = {w: self._classes(w, pairs, lemmas, forms) for w, pairs in rules.items()}
+        if words:
+            # only a word ending with a rule's suffix has rule lemmas (`str.endswith` tests them all at once)
+            suffixes = self._suffixes
+            rules = {w: pairs for w in words if w.endswith(suffixes) and (pairs := self._rule_lemmas(w))}
+            lemmas = self._lemmas.lookup([*words, *(c for pairs in rules.values() for _, c in pairs)])
+            forms = self._forms.lookup(words)
+            # a word with neither rule lemmas nor an irregular form has its lemma's classes: one join per class
+            # string of the table, not per word (most words; `_classes` gives the same)
+            alone: dict[str | None, str] = {}
+            for w in words:
+                if w in rules or w in forms:
+                    found[w] = self._classes(w, rules.get(w, []), lemmas, forms)
+                    continue
+                lemma = lemmas.get(w)
+                if lemma not in alone:
+                    alone[lemma] = self._classes(w, [], {w: lemma} if lemma else {}, {})
+                found[w] = alone[lemma]
             if len(memo) + len(found) <= MEMO_WORDS:
                 memo.update(found)
         known = ChainMap(found, memo)
