@@ -90,7 +90,6 @@ POS_DROPS = {
 }
 
 
-
 def ablated(names: str) -> list[str]:
     """The full set of pos ``--lang`` lines less the groups ``names`` (``POS_DROPS`` keys joined by ``-``)."""
     drop = {line for name in names.split("-") for line in POS_DROPS[name]}

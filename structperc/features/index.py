@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.errors import InputError
 from structperc.features.keys import digits, recode
 from structperc.features.lookup_tables import DENSE_KEYS, LookupTables
@@ -203,7 +204,7 @@ class FeatureIndex(LookupTables):
         for t, radix, keys in zip(templates, fi.radix, fi.keys):
             size = float(np.prod(np.asarray(radix, dtype=np.float64))) if radix else 1.0
             if keys.ndim != 1 or (len(keys) and (keys[0] < 0 or keys[-1] >= size
-                                                 or (np.diff(keys) <= 0).any())):
+                                                 or not rising(keys, strict=True))):
                 raise ValueError(f"attribute keys of template {t.name!r} are not sorted keys of "
                                  "its value space")
         fi.fitted = True

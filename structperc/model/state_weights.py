@@ -154,8 +154,10 @@ class StateWeights:
         compiled = _aot("rows_ascending")
         if compiled is not None:
             return bool(compiled(self.ptr, self.labels))
+        from structperc.compiled.boundary import rising
+
         keys = self.rows() * self.n_labels + self.labels
-        return not np.any(np.diff(keys) <= 0)
+        return rising(keys, strict=True)
 
     def select(self, rows: np.ndarray) -> "StateWeights":
         """The attributes where the boolean mask ``rows`` is True, renumbered in order."""

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from structperc.compiled.boundary import rising
 from structperc.errors import InputError, ModelFormatError
 from structperc.features.index import FeatureIndex
 from structperc.features.task import Task
@@ -218,7 +219,7 @@ def _positions(arrays: dict[str, np.ndarray], meta: dict, group: str) -> tuple[n
                 or (len(blocks) and int(blocks.min()) < 0):
             raise ValueError(f"bad {group} positions")
         at = np.repeat(np.arange(len(blocks), dtype=np.int64) << 16, blocks) + low
-        if len(at) and (int(at[-1]) >= n or np.any(np.diff(at) <= 0)):
+        if len(at) and (int(at[-1]) >= n or not rising(at, strict=True)):
             raise ValueError(f"bad {group} positions")
     return at, n
 

@@ -159,7 +159,7 @@ class LemmaClasses:
                     continue
                 lemma = lemmas.get(w)
                 if lemma not in alone:
-                    alone[lemma] = self._classes(w, [], {w: lemma} if lemma else {}, {})
+                    alone[lemma] = self._classes(w, [], lemmas, forms)
                 found[w] = alone[lemma]
             if len(memo) + len(found) <= MEMO_WORDS:
                 memo.update(found)
