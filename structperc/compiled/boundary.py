@@ -331,7 +331,10 @@ def _longest_matches(text, sent_ptr, fold, table, max_len, out) -> None:
     _offsets(name, "sentence offsets", sent_ptr, text.shape[0])
     _need(fold.shape[0] == sent_ptr.shape[0] - 1 and (fold.size == 0 or int(fold.max()) < 63), name,
           "one fold per sentence, below 63")
-    _need(out.shape == (3, text.shape[0]), name, f"output must be (3, {text.shape[0]})")
+    rows = out.shape[0]
+    _need(rows in range(3, 3 * 62 + 1, 3) and out.shape[1] == text.shape[0], name,
+          f"output must be (3·S, {text.shape[0]}) for 1 to 62 word lists S")
+    _need(rows == 3 or fold.size == 0 or int(fold.max()) < 0, name, "several word lists take no folds")
     size = table.shape[0]
     _need(size >= 1 and size & (size - 1) == 0 and table.shape[1] == 2, name,
           "the table must be a power of two of (key, mask) slots")
@@ -345,8 +348,10 @@ def _build_table(codes, ptr, masks, table) -> None:
     name = "build_table"
     _offsets(name, "word offsets", ptr, codes.shape[0])
     _need(masks.shape[0] == ptr.shape[0] - 1, name, "one mask per word")
-    room = int(np.maximum(np.diff(ptr) - 1, 0).sum())  # a word of length m enters m - 1 keys
-    _need(table.shape[0] >= 2 * room and table.shape[0] >= 1 and table.shape[1] == 2
+    room = int(np.maximum(np.diff(ptr) - 1, 0).sum())  # a word of length m enters at most m - 1 keys
+    # an empty slot must remain, or a probe that finds nothing goes round for ever (how full a table may get
+    # for speed is the caller's choice: `structperc.features.lexicon_match`)
+    _need(table.shape[0] > room and table.shape[1] == 2
           and table.shape[0] & (table.shape[0] - 1) == 0 and bool(np.all(table[:, 0] == -1)), name,
           f"the table needs room for {room} entries")
     _code_points(name, "word", codes)

@@ -12,6 +12,7 @@ time, is learnt from all of them.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Protocol
 
 import numpy as np
@@ -184,7 +185,11 @@ def _split_fixed(learner: DictionaryLearner) -> tuple[DictionaryLearner | None, 
 
 class Dictionaries:
     """Several learnt dictionaries as one `ColumnDictionary` (a POS model's ambiguity classes and word
-    clusters; an NER model's gazetteer and clusters): each writes its own columns."""
+    clusters; an NER model's gazetteer and clusters): each writes its own columns.
+
+    Parts that match word lists over the characters (a segmenter's lexicon and a language's dictionary: each
+    has ``word_source``) are matched together, in one walk over the text
+    (`structperc.features.lexicon_match.LexiconMatcher.of_sources`): the same columns as each part's own."""
 
     def __init__(self, parts: list[ColumnDictionary]):
         self.parts = list(parts)
@@ -193,17 +198,48 @@ class Dictionaries:
     def columns(self) -> tuple[str, ...]:
         return tuple(c for p in self.parts for c in p.columns)
 
-    def values(self, corpus: Corpus) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+    def values(self, corpus: Corpus) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self._matched_together(corpus) or {})
         for p in self.parts:
-            out.update(p.values(corpus))
+            if not set(p.columns) <= out.keys():
+                out.update(p.values(corpus))
         return out
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
+        given = values is not None
+        found = values if values is not None else self._matched_together(corpus) or {}
         for p in self.parts:
-            mine = None if values is None else {k: v for k, v in values.items() if k in p.columns}
-            corpus = p.annotate(corpus, mine)
+            mine = {k: v for k, v in found.items() if k in p.columns}
+            corpus = p.annotate(corpus, mine if given or set(p.columns) <= mine.keys() else None)
         return corpus
+
+    def _matched_together(self, corpus: Corpus) -> dict[str, Any] | None:
+        """The columns of the parts with a ``word_source``, from one walk over ``corpus``'s characters; None when
+        fewer than two parts have one, or when some token is longer than a character (each part then writes
+        its own)."""
+        together = self._together
+        if together is None:
+            return None
+        matcher, names, max_value = together
+        return matcher.columns(corpus, max_value=max_value, names=names)
+
+    @functools.cached_property
+    def _together(self) -> tuple[Any, list[str], int] | None:
+        """The table of every part's words that has a ``word_source`` (a bit of the mask each), their column
+        names in order, and the longest length the columns write; None for fewer than two such parts."""
+        sources = []
+        for p in self.parts:
+            word_source = getattr(p, "word_source", None)
+            source = word_source() if callable(word_source) else None
+            if source is not None:
+                sources.append((p, source))
+        if len(sources) < 2:
+            return None
+        from structperc.features.lexicon import MAX_VALUE
+        from structperc.features.lexicon_match import LexiconMatcher
+
+        matcher = LexiconMatcher.of_sources([source for _, source in sources])
+        return matcher, [c for p, _ in sources for c in p.columns], MAX_VALUE
 
     def to_json(self) -> Any:
         return [p.to_json() for p in self.parts]

@@ -27,7 +27,7 @@ import numpy as np
 from structperc.errors import InputError
 from structperc.features.atomic import KINDS, AtomicStats
 from structperc.features.dictionary import parts, with_columns
-from structperc.features.lexicon_match import MAX_FOLDS, LexiconMatcher
+from structperc.features.lexicon_match import MAX_FOLDS, LexiconMatcher, word_points
 from structperc.features.templates import FUNCTIONS
 from structperc.io.corpus import Corpus
 
@@ -224,6 +224,12 @@ class SegmentationDictionary:
         """The lexicon in compiled form (`structperc.features.lexicon_match`): the columns of a whole
         corpus in one pass."""
         return LexiconMatcher(list(self._lexicon_set))
+
+    def word_source(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The lexicon's words for a table shared with other word lists (`structperc.features.dictionary.Dictionaries`,
+        `structperc.features.lexicon_match.LexiconMatcher.of_sources`): their code points and lengths; None with
+        the `EXTRA_COLUMNS`, which no table writes."""
+        return None if self.extended else word_points(list(self._lexicon_set))
 
     @property
     def profiles(self) -> dict[str, str]:

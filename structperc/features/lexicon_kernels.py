@@ -11,16 +11,17 @@ fold in one pass: each entry carries a bit mask of the folds whose sentences hol
 sentence of fold ``f`` matches the words whose mask has a bit other than ``f``'s (the lexicon of the
 other folds). The table's prefixes are those of all the folds' words together: a superset of one
 fold's, which can only make the walk go on further, never change what it finds (a piece that is no
-prefix of the fold's words cannot extend into one of its words).
+prefix of the fold's words cannot extend into one of its words). The same holds for several word lists in one
+table, a mask bit per list (a segmenter's training lexicon and a language's dictionary, matched at tagging time
+in one walk: `structperc.features.lexicon_match.LexiconMatcher.of_sources`), each with three rows of its own.
 
-The table (built by `build_table`) is one array of slots, int64 (2**k, 2), at most half full (linear
-probing). A piece is known by its last code point and the slot of the piece one shorter, so a walk that
-has found ``text[i:j-1]`` in slot ``s`` looks ``text[i:j]`` up by ``(s, text[j-1])`` and compares two
-integers, never a word's code points: one cache line per step instead of three (slot, entry, code points),
-and the slot where the walk of the character `_AHEAD` places on starts is prefetched. SXU's test text ×5
-against jieba's words (136,547, 169,068 pieces), best of 7 in one process: 46 ms with the entries and code
-points apart, 34 ms with this layout, 28 ms with the prefetch. A piece of two code points is known by both of
-them. Per slot:
+The table (built by `build_table`) is one array of slots, int64 (2**k, 2), at most half full (three quarters for
+several word lists; linear probing). A piece is known by its last code point and the slot of the piece one shorter,
+so a walk that has found ``text[i:j-1]`` in slot ``s`` looks ``text[i:j]`` up by ``(s, text[j-1])`` and compares
+two integers, never a word's code points: one cache line per step instead of three (slot, entry, code points), and
+the slot where the walk of the character `_AHEAD` places on starts is prefetched. SXU's test text ×5 against
+jieba's words (136,547, 169,068 pieces), best of 7 in one process: 46 ms with the entries and code points apart, 34
+ms with this layout, 28 ms with the prefetch. A piece of two code points is known by both of them. Per slot:
 
 ``[0]``
     The piece's key, -1 where the slot is empty: ``(first << 21) | last`` for two code points, else
@@ -104,15 +105,33 @@ def build_table(codes, ptr, masks, table):
     return n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _mark(out, row, i, j, k):
+    """A word of length ``k`` at ``i:j``: the longest starting at ``i`` (row ``row``), ending at ``j - 1``
+    (``row + 1``) and covering the characters strictly inside (``row + 2``) are at least ``k`` long."""
+    if k > out[row, i]:
+        out[row, i] = k
+    if k > out[row + 1, j - 1]:
+        out[row + 1, j - 1] = k
+    for m in range(i + 1, j - 1):
+        if k > out[row + 2, m]:
+            out[row + 2, m] = k
+
+
 @njit(cache=True, nogil=True)
 def longest_matches(text, sent_ptr, fold, table, max_len, out):
     """``out[0]``, ``out[1]``, ``out[2]`` (int64, one per character of ``text``, zeroed by the caller):
     the length of the longest word starting at, ending at and strictly covering each character,
     where the words of sentence ``s`` are those whose mask has a bit other than ``fold[s]``'s (any
-    bit where ``fold[s]`` < 0: the whole lexicon)."""
+    bit where ``fold[s]`` < 0: the whole lexicon).
+
+    With ``out`` of 3·S rows, S > 1 (every ``fold`` < 0), the table holds S word lists at once, bit ``s`` of a
+    word's mask saying it is in list ``s`` (`LexiconMatcher.of_sources`): rows ``3s``, ``3s + 1``, ``3s + 2``
+    are list ``s``'s three lengths, all found by one walk over the pieces of every list."""
     flat = table.reshape(table.size)
     mask = len(table) - 1
     n = len(text)
+    sources = out.shape[0] // 3
     for s in range(len(sent_ptr) - 1):
         a = sent_ptr[s]
         b = sent_ptr[s + 1]
@@ -126,15 +145,14 @@ def longest_matches(text, sent_ptr, fold, table, max_len, out):
                 slot = _probe(table, piece_key(parent, text[i], text[j - 1]))
                 if table[slot, 0] < 0:
                     break
-                if table[slot, 1] & other != 0:
-                    k = j - i
-                    if k > out[0, i]:
-                        out[0, i] = k
-                    if k > out[1, j - 1]:
-                        out[1, j - 1] = k
-                    for m in range(i + 1, j - 1):
-                        if k > out[2, m]:
-                            out[2, m] = k
+                hits = table[slot, 1] & other
+                if hits != 0:
+                    if sources == 1:
+                        _mark(out, 0, i, j, j - i)
+                    else:
+                        for w in range(sources):
+                            if (hits >> np.int64(w)) & np.int64(1):
+                                _mark(out, 3 * w, i, j, j - i)
                 if table[slot, 0] & PREFIX == 0:
                     break
                 parent = slot

@@ -1,6 +1,7 @@
 """The compiled lexicon columns (`structperc.features.lexicon_match`) against the Python reference
 (`structperc.features.lexicon.Lexicon.columns`): on the whole lexicon, fold by fold of a jackknife
-(one pass with fold masks = one lexicon per fold), and through `jackknifed` itself."""
+(one pass with fold masks = one lexicon per fold), through `jackknifed` itself, and several word lists in
+one table (`LexiconMatcher.of_sources`: each list's columns, as its own table gives them)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from structperc.features.dictionary import fold_assignment, jackknifed
 from structperc.features.lexicon import Lexicon, LexiconLearner
-from structperc.features.lexicon_match import LexiconMatcher
+from structperc.features.lexicon_match import LexiconMatcher, line_points, word_points
 from structperc.io.corpus import expand
 from structperc.io.segmented import char_corpus
 
@@ -88,6 +89,38 @@ def test_jackknifed_columns_equal_the_fold_by_fold_mechanism(workers):
         assert fast.columns[name] == slow.columns[name]
 
 
+DIC = ("dicb", "dice", "dicm")
+
+
+def test_two_word_lists_in_one_table_by_hand():
+    """上海市 is only the first list's, 市长 only the second's, 长江 both lists'; the walk goes on through the
+    other list's prefixes (上海 is a prefix of 上海市 only) without finding the other list's words."""
+    both = LexiconMatcher.of_sources([word_points(["上海市", "长江"]), line_points("市长\n长江\n")])
+    got = both.columns(char_corpus(["上海市长江"]), names=NAMES + DIC)
+    assert {name: expand(*got[name]) for name in NAMES + DIC} == {
+        "lexb": ["3", "0", "0", "2", "0"], "lexe": ["0", "0", "3", "0", "2"], "lexm": ["0", "3", "0", "0", "0"],
+        "dicb": ["0", "0", "2", "2", "0"], "dice": ["0", "0", "0", "2", "2"], "dicm": ["0", "0", "0", "0", "0"]}
+    with pytest.raises(ValueError):
+        both.columns(char_corpus(["上海"]))  # six columns to name, not three
+    with pytest.raises(ValueError):
+        both.lengths(np.array([19978, 28023]), np.array([0, 2]), np.array([0]))  # two lists take no folds
+    with pytest.raises(ValueError):
+        LexiconMatcher.of_sources([])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(words_st, min_size=1, max_size=4), sentences_st)
+def test_word_lists_in_one_table_equal_a_table_each(lists, sentences):
+    corpus = char_corpus(["".join(s) for s in sentences])
+    names = [f"{name}{i}" for i in range(len(lists)) for name in NAMES]
+    got = LexiconMatcher.of_sources([word_points(words) for words in lists]).columns(corpus, names=names)
+    want = {}
+    for i, words in enumerate(lists):
+        own = LexiconMatcher(words).columns(corpus)
+        want.update({f"{name}{i}": own[name] for name in NAMES})
+    assert {k: expand(*v) for k, v in got.items()} == {k: expand(*v) for k, v in want.items()}
+
+
 def test_the_boundary_refuses_offsets_that_do_not_fit_the_text():
     m = LexiconMatcher(["上海"])
     points = np.array([19978, 28023], dtype=np.int64)
@@ -141,3 +174,37 @@ def test_the_kernels_refuse_a_full_table_and_points_outside_unicode_in_a_child()
         pytest.skip("no ahead-of-time build (STRUCTPERC_KERNELS=jit): the contracts guard the build's kernels")
     assert len(lines) == 3 and all(line.startswith("refused:") for line in lines), proc.stdout
     assert "empty slot" in lines[0] and "code points" in lines[1] and "code points" in lines[2]
+
+
+def test_the_kernel_refuses_outputs_that_are_not_three_rows_a_list_in_a_child():
+    """The walk writes rows 3s to 3s + 2 for each word list s (`LexiconMatcher.of_sources`): an output of another
+    height would be written past its end, and folds mean nothing to a table of several lists; both are refused
+    at the boundary (in a child process: a crash fails the test, not pytest)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np
+        from structperc.compiled import boundary, loader
+        match = loader.aot("longest_matches")
+        if match is None:
+            print("no build"); raise SystemExit(0)
+        table = np.full((8, 2), -1, dtype=np.int64)
+        text, ptr = np.array([19978, 28023]), np.array([0, 2])
+        for out, fold in [(np.zeros((4, 2), dtype=np.int64), [-1]), (np.zeros((3, 3), dtype=np.int64), [-1]),
+                          (np.zeros((3 * 63, 2), dtype=np.int64), [-1]), (np.zeros((6, 2), dtype=np.int64), [0])]:
+            try:
+                match(text, ptr, np.array(fold), table, 2, out)
+            except (boundary.KernelInputError, ValueError) as exc:
+                print("refused:", exc)
+        match(text, ptr, np.array([-1]), table, 2, np.zeros((6, 2), dtype=np.int64))
+        print("six rows, no folds: taken")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    if lines == ["no build"]:
+        pytest.skip("no ahead-of-time build (STRUCTPERC_KERNELS=jit): the contracts guard the build's kernels")
+    assert [line.split(":")[0] for line in lines] == ["refused"] * 4 + ["six rows, no folds"], proc.stdout
+    assert "3·S" in lines[0] and "no folds" in lines[3]

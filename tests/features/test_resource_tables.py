@@ -726,6 +726,44 @@ def test_dictionary_words_write_their_own_lexicon_columns_and_round_trip():
         DictionaryWords(["上海\n市"])
 
 
+def test_a_segmenters_lexicon_and_dictionary_are_matched_in_one_walk(monkeypatch):
+    """A segmenter with ``--lang zh`` reads its training lexicon (``lex*``) and jieba's words (``dic*``): the model's
+    dictionaries match both in one table (`Dictionaries`, `LexiconMatcher.of_sources`), built once, with the
+    columns each part writes alone; tokens of several characters, or a lexicon with the extra columns, leave
+    each part to itself."""
+    from structperc.features.dictionary import Dictionaries
+    from structperc.features.lexicon import SegmentationDictionary
+    from structperc.features.lexicon_match import LexiconMatcher
+    from structperc.features.resources.wordlist import DictionaryWords
+    from structperc.io.segmented import char_corpus
+
+    lexicon = SegmentationDictionary(["上海", "市长", "江大桥"], ["上海", "市长"])
+    words = DictionaryWords(["上海市", "长江", "长江大桥", "𠀋𠀋"])
+    corpus = char_corpus(["上海市长江大桥", "𠀋𠀋上海", "市"])
+    alone = {**expanded(lexicon.values(corpus)), **expanded(words.values(corpus))}
+    built = []
+    original = LexiconMatcher.of_sources
+
+    def counted(sources):
+        built.append(len(sources))
+        return original(sources)
+
+    monkeypatch.setattr(LexiconMatcher, "of_sources", counted)
+    both = Dictionaries([lexicon, words])
+    assert expanded(both.values(corpus)) == alone
+    annotated = both.annotate(corpus)
+    assert {name: list(annotated.columns[name]) for name in alone} == alone
+    assert built == [2]  # one table, built once for both calls
+    assert alone["lexb"][:7] == ["2", "0", "2", "0", "3", "0", "0"]  # 上海, 市长, 江大桥
+    assert alone["dicb"][:7] == ["3", "0", "0", "4", "0", "0", "0"]  # 上海市, 长江大桥 (longer than 长江)
+    multi = Corpus.from_sentences([["上海", "市"]], extra={"char": [["上海", "市"]]})
+    assert expanded(both.values(multi)) == {**expanded(lexicon.values(multi)), **expanded(words.values(multi))}
+    extended = SegmentationDictionary(["上海", "市长"], extended=True)
+    assert Dictionaries([extended, words])._together is None
+    assert expanded(Dictionaries([extended, words]).values(corpus)) == \
+        {**expanded(extended.values(corpus)), **expanded(words.values(corpus))}
+
+
 def test_dictionary_words_read_from_their_stored_text_match_the_word_list():
     """A loaded dictionary matches from the stored text's code points (`LexiconMatcher.of_lines`): the same
     columns as the word list's lexicon, its arrays given back as stored, its words split only when asked."""

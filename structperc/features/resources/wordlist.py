@@ -21,7 +21,7 @@ import numpy as np
 
 from structperc.features.dictionary import with_columns
 from structperc.features.lexicon import MAX_VALUE, SegmentationDictionary
-from structperc.features.lexicon_match import LexiconMatcher
+from structperc.features.lexicon_match import LexiconMatcher, line_points
 from structperc.features.resources.storage import count_words, pack_text, text_words, unpack_text, words_text
 from structperc.io.corpus import Corpus
 
@@ -57,6 +57,11 @@ class DictionaryWords:
     @functools.cached_property
     def _matcher(self) -> LexiconMatcher:
         return LexiconMatcher.of_lines(self._text)
+
+    def word_source(self) -> tuple[np.ndarray, np.ndarray]:
+        """The words for a table shared with the segmenter's lexicon (`structperc.features.dictionary.Dictionaries`):
+        their code points and lengths, cut from the stored text."""
+        return line_points(self._text)
 
     @functools.cached_property
     def _lexicon(self) -> SegmentationDictionary:
