@@ -345,8 +345,10 @@ class Segmenter(Tagger):
         model = self.model_
         d = self._dictionary()
         wider = SegmentationDictionary([*d.lexicon, *words], d.train_words, d.atomic, d.extended)
+        # a copy for this word set: its parts match apart, jieba's words through the table the model's part keeps
         dictionary: Any = wider if model.dictionary is d else \
-            Dictionaries([wider if p is d else p for p in model.dictionary.parts])  # type: ignore[union-attr]
+            Dictionaries([wider if p is d else p for p in model.dictionary.parts],  # type: ignore[union-attr]
+                         together=False)
         soft = dataclasses.replace(model, dictionary=dictionary)
         self._soft_cache = (key, soft)
         return soft

@@ -189,10 +189,15 @@ class Dictionaries:
 
     Parts that match word lists over the characters (a segmenter's lexicon and a language's dictionary: each
     has ``word_source``) are matched together, in one walk over the text
-    (`structperc.features.lexicon_match.LexiconMatcher.of_sources`): the same columns as each part's own."""
+    (`structperc.features.lexicon_match.LexiconMatcher.of_sources`): the same columns as each part's own. Their
+    shared table is built at the first call, which pays for a model's dictionaries (every call walks once), not
+    for a copy made for one call (a soft user dictionary, `structperc.segmenter.Segmenter.segment`): such a
+    copy is made with ``together=False`` and its parts match apart, each with its own table (a part it
+    shares with the model keeps its table from call to call)."""
 
-    def __init__(self, parts: list[ColumnDictionary]):
+    def __init__(self, parts: list[ColumnDictionary], together: bool = True):
         self.parts = list(parts)
+        self.together = together
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -226,7 +231,10 @@ class Dictionaries:
     @functools.cached_property
     def _together(self) -> tuple[Any, list[str], int] | None:
         """The table of every part's words that has a ``word_source`` (a bit of the mask each), their column
-        names in order, and the longest length the columns write; None for fewer than two such parts."""
+        names in order, and the longest length the columns write; None for fewer than two such parts, or
+        when the parts match apart (``together=False``)."""
+        if not self.together:
+            return None
         sources = []
         for p in self.parts:
             word_source = getattr(p, "word_source", None)

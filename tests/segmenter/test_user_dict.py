@@ -156,6 +156,37 @@ def test_soft_mode_widens_the_lexicon_for_one_call(bmes, monkeypatch):
         bmes.segment(TEXT, user_dict=["育局召"], user_dict_mode="firm")
 
 
+def test_soft_mode_matches_a_language_dictionary_apart_from_the_widened_lexicon(monkeypatch):
+    """A model with jieba's words (the shipped ``zh-seg``) matches them and its lexicon in one table
+    (`structperc.features.dictionary.Dictionaries`); a soft call's copy, made for one word set, matches them apart
+    (building the shared table again for each word set took 20 ms more a call), with the columns the one table
+    gives for the same words."""
+    from structperc.features.dictionary import Dictionaries
+    from structperc.features.lexicon_match import LexiconMatcher
+    from structperc.io.segmented import char_corpus
+
+    original = LexiconMatcher.of_sources
+    built: list[int] = []
+
+    def counted(sources):
+        built.append(len(sources))
+        return original(sources)
+
+    monkeypatch.setattr(LexiconMatcher, "of_sources", counted)
+    seg = Segmenter.load("zh-seg")
+    text = "我爱北京天安门。今天天气很好，我们去公园散步吧。"
+    plain = seg.segment(text)
+    assert built == [2]                                       # the model's own dictionaries: one table
+    soft = seg.segment(text, user_dict=["公园散步"], user_dict_mode="soft")
+    assert built == [2]                                       # the soft copy: none
+    wide = seg._soft_model(["公园散步"]).dictionary
+    assert isinstance(wide, Dictionaries) and not wide.together
+    corpus = char_corpus([text])
+    joined = Dictionaries(wide.parts)
+    assert expanded(wide.values(corpus)) == expanded(joined.values(corpus)) and built == [2, 2]
+    assert plain != soft and "公园散步" in soft
+
+
 # ------------------------------------------------------------------------------ add_word / del_word
 def test_add_word_and_del_word():
     seg = Segmenter.train(CWS_TRAIN * 3, epochs=3)
