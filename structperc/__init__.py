@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 from structperc.version import __version__
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what the lazy names below are, to a type checker (the package ships py.typed)
+    from structperc.errors import InputError, ModelFormatError
+    from structperc.io.corpus import Corpus
+    from structperc.segmenter import Segmenter
     from structperc.tagger import Tagger
 
 __all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "load", "__version__"]

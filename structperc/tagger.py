@@ -7,7 +7,7 @@ import dataclasses
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from structperc.predict.assessment import Assessment
 from structperc.train import config as params
 from structperc.train import run as fitting
 from structperc.train.run import Callback, Progress
+
+if TYPE_CHECKING:  # the type of a subclass's fitted estimator: Segmenter.train(...) is a Segmenter
+    from typing_extensions import Self
 
 
 def _held(name: str, doc: str) -> Any:
@@ -182,7 +185,7 @@ class Tagger(Assessment):
             progress: Progress | None = None, checkpoint_dir: str | os.PathLike | None = None,
             resume: str | os.PathLike | None = None, workers: int = 1, mixing: str | None = None,
             clusters: str | os.PathLike | None = None, dask: Any = None,
-            seeds: Sequence[int] | None = None) -> "Tagger":
+            seeds: Sequence[int] | None = None) -> Self:
         """Train on ``X`` (a CoNLL path, a `Corpus`, a `datasets.Dataset`, or token lists with tags ``y``).
 
         ``dev`` (or ``dev_split``) picks the best epoch. A dataset's ``tokens``/``tags`` columns are
@@ -230,7 +233,7 @@ class Tagger(Assessment):
                     columns: dict, learner: DictionaryLearner | None, callback: Callback | None,
                     checkpoint_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
                     progress: Progress | None = None, scale: dict | None = None,
-                    seeds: Sequence[int] | None = None) -> "Tagger":
+                    seeds: Sequence[int] | None = None) -> Self:
         """Learn the dictionary (jackknifed in when the templates read it), train, keep the result.
         ``scale``: ``workers``, ``mixing`` and ``dask`` (a cluster that runs the mixing's shard epochs);
         ``seeds``: the members of a seed-averaged model (`structperc.train.run.fit`)."""
@@ -255,7 +258,7 @@ class Tagger(Assessment):
 
     def partial_fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, epochs: int | None = None,
                     dev: Any = None, callback: Callback | None = None,
-                    progress: Progress | None = None, add_labels: bool = False) -> "Tagger":
+                    progress: Progress | None = None, add_labels: bool = False) -> Self:
         """Continue training a fitted tagger on new data (see `structperc.train.run.continue_training`);
         templates, columns, label scheme and seed are kept from the model. Tags the model does not
         know (for span tasks: entity types) are refused, unless ``add_labels``: then they become new
@@ -280,7 +283,7 @@ class Tagger(Assessment):
         return self
 
     @classmethod
-    def train(cls, X: Any, y: Sequence[Sequence[str]] | None = None, **kwargs: Any) -> "Tagger":
+    def train(cls, X: Any, y: Sequence[Sequence[str]] | None = None, **kwargs: Any) -> Self:
         """Construct with the parameters among ``kwargs`` and fit with the rest; see `fit`."""
         names = set(cls._param_names())
         return cls(**{k: v for k, v in kwargs.items() if k in names}).fit(
@@ -444,7 +447,7 @@ class Tagger(Assessment):
         return schema.write(path, self.model_)
 
     @classmethod
-    def from_model(cls, model: schema.Model) -> "Tagger":
+    def from_model(cls, model: schema.Model) -> Self:
         """An estimator around a loaded (or compressed) model."""
         if model.attribute_model:
             raise InputError("a model of structperc.sklearn.StructuredPerceptron (attribute dicts, not "
@@ -457,7 +460,7 @@ class Tagger(Assessment):
         return tagger
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Tagger":
+    def load(cls, path: str | os.PathLike) -> Self:
         """Read a model written by `save`; damaged or foreign files raise `ModelFormatError`, a word
         segmentation model an `InputError` naming `Segmenter.load` (it segments text, not tokens)."""
         model = schema.read(path)
@@ -467,7 +470,7 @@ class Tagger(Assessment):
         return cls.from_model(model)
 
     def compress(self, *, keep: float | None = None, threshold: float | None = None,
-                 prune_vocabulary: bool = True) -> "Tagger":
+                 prune_vocabulary: bool = True) -> Self:
         """A compressed copy (see `structperc.model.compress.compress`); this one is untouched."""
         from structperc.model.compress import compress
 
