@@ -6,7 +6,7 @@ Chunking, NER, POS tagging and Chinese word segmentation from CoNLL files, plain
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from structperc.version import __version__
 
@@ -19,10 +19,24 @@ if TYPE_CHECKING:  # what the lazy names below are, to a type checker (the packa
 __all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "load", "__version__"]
 
 
+#: The shipped models that segment (``structperc models``, task ``cws``): `load` gives a `Segmenter` for these
+#: names, to a type checker too.
+ShippedSegmenter = Literal["zh-seg"]
+
+
+@overload
+def load(model: ShippedSegmenter) -> Segmenter: ...
+
+
+@overload
+def load(model: str | os.PathLike) -> Tagger: ...
+
+
 def load(model: str | os.PathLike) -> Tagger:
     """A model by shipped name (``"en-upos"``, ``"zh-seg"``: ``structperc models`` lists them) or by
     path (a directory saved by ``train`` or `Tagger.save`, or its ``.zip``; a path that exists wins
-    over a name): a `Segmenter` for word segmentation, else a `Tagger`."""
+    over a name): a `Segmenter` for word segmentation, else a `Tagger` (a type checker knows a shipped
+    segmenter's name, `ShippedSegmenter`; for a path, ``isinstance(model, Segmenter)`` tells)."""
     from structperc.commands.models import load as load_model
 
     return load_model(model)

@@ -19,6 +19,8 @@ reveal_type(seg)
 reveal_type(Segmenter.load("zh-seg"))
 reveal_type(Tagger.load("en-upos").compress())
 reveal_type(Tagger().fit([["a"]], [["X"]]))
+reveal_type(structperc.load("en-upos"))
+structperc.load("zh-seg").segment("我爱北京天安门", user_dict=["天安门"])  # the README's line
 
 
 def read(corpus: Corpus, error: structperc.InputError) -> None:
@@ -41,6 +43,15 @@ def test_a_users_type_checker_sees_the_subclass_and_the_lazy_names(tmp_path):
     revealed = [line.split("Revealed type is ")[1].strip('"') for line in done.stdout.splitlines()
                 if "Revealed type is" in line]
     assert revealed == ["structperc.segmenter.Segmenter", "structperc.segmenter.Segmenter",
-                        "structperc.tagger.Tagger", "structperc.tagger.Tagger", "structperc.io.corpus.Corpus",
-                        "structperc.errors.InputError"], done.stdout
+                        "structperc.tagger.Tagger", "structperc.tagger.Tagger", "structperc.tagger.Tagger",
+                        "structperc.io.corpus.Corpus", "structperc.errors.InputError"], done.stdout
     assert done.returncode == 0 and ": error:" not in done.stdout, done.stdout
+
+
+def test_the_shipped_segmenters_are_the_names_load_types_as_segmenters():
+    from typing import get_args
+
+    from structperc import ShippedSegmenter
+    from structperc.model.shipped import cards
+
+    assert set(get_args(ShippedSegmenter)) == {card["name"] for card in cards() if card["task"] == "cws"}
