@@ -95,19 +95,51 @@ def pycc_compile(group: str, folder: Path) -> Path:
     cc.verbose = False
     # Built at install time on the machine that runs it: use its instruction set (AVX and all).
     cc.target_cpu = "host"
+    nogil = set()
     for module_name in loader.GROUPS[group]:
         module = importlib.import_module(f"structperc.{module_name}")
         for name, signature in getattr(module, "AOT_EXPORTS", {}).items():
-            cc.export(name, signature)(getattr(module, name).py_func)
+            kernel = getattr(module, name)
+            cc.export(name, signature)(kernel.py_func)
+            if kernel.targetoptions.get("nogil"):
+                nogil.add(kernel.py_func)
     namespace: dict = {}
     exec(f"def source_digest():\n    return {loader.source_digest(_PACKAGE, group)}", namespace)
     cc.export("source_digest", "i8()")(namespace["source_digest"])
     exec(f"def cpu_digest():\n    return {loader.cpu_digest()}", namespace)
     cc.export("cpu_digest", "i8()")(namespace["cpu_digest"])
-    with warnings.catch_warnings(), host_features():
+    with warnings.catch_warnings(), host_features(), releasing_the_gil(nogil):
         warnings.simplefilter("ignore")  # pycc's deprecation notice
         cc.compile()
     return folder / cc.output_file
+
+
+@contextlib.contextmanager
+def releasing_the_gil(functions: set[Callable]) -> Iterator[None]:
+    """Give the ahead-of-time build of each of ``functions`` (kernels declared ``@njit(nogil=True)``) a wrapper
+    that lets go of the interpreter while it runs, as the JIT's does.
+
+    pycc compiles every export with one set of flags and never sets numba's ``release_gil``: its kernels held
+    the GIL for the whole call, so threads that tag, featurize or look words up (the HTTP service's, a
+    threaded Dask worker's, `structperc.features.sharding`'s, a model's word tables read beside its weights)
+    ran their compiled work one at a time, where the JIT ran it at once. For the build's duration pycc's
+    compile step sets the flag for these functions; the wrapper then saves the thread state after unboxing
+    the arguments and restores it before boxing the result or raising (`numba.core.callwrapper`)."""
+    from numba.pycc import compiler as pycc
+
+    original = pycc.compile_extra
+
+    def compile_extra(typingctx, targetctx, func, args, return_type, flags, locals, **kwargs):
+        if func in functions:
+            flags = flags.copy()
+            flags.release_gil = True
+        return original(typingctx, targetctx, func, args, return_type, flags, locals, **kwargs)
+
+    pycc.compile_extra = compile_extra  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pycc.compile_extra = original
 
 
 def _ext_suffix() -> str:
