@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Literal, overload
 from structperc.version import __version__
 
 if TYPE_CHECKING:  # what the lazy names below are, to a type checker (the package ships py.typed)
+    from structperc.compiled.threads import threads
     from structperc.errors import InputError, ModelFormatError
     from structperc.io.corpus import Corpus
     from structperc.segmenter import Segmenter
     from structperc.tagger import Tagger
 
-__all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "load", "__version__"]
+__all__ = ["Tagger", "Segmenter", "Corpus", "InputError", "ModelFormatError", "load", "threads", "__version__"]
 
 
 #: The shipped models that segment (``structperc models``, task ``cws``): `load` gives a `Segmenter` for these
@@ -53,6 +54,9 @@ def __getattr__(name: str):
     if name == "Corpus":
         from structperc.io.corpus import Corpus
         return Corpus
+    if name == "threads":  # ``with structperc.threads(4): tagger.predict(...)``: tagging on up to 4 threads
+        from structperc.compiled.threads import threads
+        return threads
     if name in ("InputError", "ModelFormatError"):
         from structperc import errors
         return getattr(errors, name)

@@ -336,8 +336,9 @@ def crf_tag(cfg: TaskConfig, model: Path, source: Path, output: Path, n_tokens: 
 
 def sp_tag(model: Path, source: Path, output: Path, n_tokens: int, numba_cache: Path,
            segment: bool = False) -> dict:
-    """`structperc tag` (or `structperc segment` for a cws model) to ``output``."""
-    cmd = structperc_cmd() + ["segment" if segment else "tag", "--model", str(model), str(source)]
+    """`structperc tag` (or `structperc segment` for a cws model) to ``output``, on one thread as CRFsuite tags
+    (``--threads 1``; the command's default uses every CPU)."""
+    cmd = structperc_cmd() + ["segment" if segment else "tag", "--model", str(model), "--threads", "1", str(source)]
     m = run_measured(cmd, env=child_env(numba_cache), stdout_path=output)
     return {"wall": m.wall, "maxrss": m.maxrss, "tokens_per_s": n_tokens / m.wall}
 

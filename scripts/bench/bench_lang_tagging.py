@@ -10,7 +10,8 @@ then ``structperc tag`` (``segment`` for SXU, on the raw text) reads the test fi
 two models alternating, ``--runs`` times each; wall time from spawn to exit and peak memory from the child's
 ``os.wait4`` rusage (`bench_crfsuite.run_measured`: to the microsecond, where ``/usr/bin/time`` gave hundredths of
 a second, 0.016 of POS's ratio), start-up and the tables' loading included. Prints the medians and their ratio
-(the aim: within 15 %).
+(the aim: within 15 %). ``--threads 1 0`` times each model on one thread and on every CPU, alternating; by default
+the commands' own default (every CPU).
 
 With ``--phases``, each model then tags the same file ``--runs`` more times (alternating) with its phases timed
 inside the process (`PHASES`: reading the model, the columns its dictionaries write (the resources' among
@@ -97,13 +98,23 @@ print(json.dumps(spent))
 """
 
 
-def phases(models: dict[str, str], verb: str, data: Path, out: str, runs: int) -> list[str]:
+def threads_args(threads: str) -> list[str]:
+    """The command's ``--threads`` option for a `main` setting ("": none, the command's default)."""
+    return ["--threads", threads] if threads else []
+
+
+def threads_label(threads: str) -> str:
+    return f" (`--threads {threads}`)" if threads else ""
+
+
+def phases(models: dict[str, str], verb: str, data: Path, out: str, runs: int, extra: list[str] | None = None) \
+        -> list[str]:
     """Table rows: the median seconds of each `PHASES` phase without and with ``--lang``, and the difference."""
     seen: dict[str, list[dict[str, float]]] = {"without": [], "with": []}
     for _ in range(runs):
         for side in ("without", "with"):
-            done = subprocess.run([sys.executable, "-c", PHASES, verb, "--model", models[side], str(data), "-o", out],
-                                  capture_output=True, text=True, check=True)
+            done = subprocess.run([sys.executable, "-c", PHASES, verb, "--model", models[side], str(data), "-o", out,
+                                   *(extra or [])], capture_output=True, text=True, check=True)
             seen[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
     rows = []
     for phase in ("start-up", "read the model", "dictionary columns", "attribute ids", "decode", "the rest", "total"):
@@ -117,7 +128,11 @@ def main() -> None:
     ap.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--phases", action="store_true", help="also time each phase inside the process (PHASES)")
+    ap.add_argument("--threads", nargs="+", default=[""], metavar="N",
+                    help="time `tag`/`segment --threads N` for each N given, alternating (0: every CPU) [default: the "
+                         "command's default, every CPU]")
     args = ap.parse_args()
+    settings = args.threads
     require_current_build()  # timings of a stale build would measure numba's compiler
     rows = ["| model | without `--lang`, s | with, s | × | peak MB without / with |", "|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -134,20 +149,24 @@ def main() -> None:
             else:
                 text = test.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
             data.write_text(text * 5, encoding="utf-8")
-            times: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+            times: dict[tuple[str, str], list[tuple[float, float]]] = {}
             for _ in range(args.runs):
-                for side in ("without", "with"):
-                    times[side].append(timed([str(BIN), verb, "--model", models[side], str(data),
-                                              "-o", f"{tmp}/out.txt"]))
-            med = {s: statistics.median(t for t, _ in v) for s, v in times.items()}
-            mem = {s: statistics.median(m for _, m in v) for s, v in times.items()}
-            rows.append(f"| {task} | {med['without']:.3f} | {med['with']:.3f} | {med['with'] / med['without']:.3f} | "
-                        f"{mem['without']:.0f} / {mem['with']:.0f} |")
-            print(rows[-1], flush=True)
+                for threads in settings:
+                    for side in ("without", "with"):
+                        times.setdefault((threads, side), []).append(timed(
+                            [str(BIN), verb, "--model", models[side], str(data), "-o", f"{tmp}/out.txt",
+                             *threads_args(threads)]))
+            for threads in settings:
+                med = {s: statistics.median(t for t, _ in times[threads, s]) for s in ("without", "with")}
+                mem = {s: statistics.median(m for _, m in times[threads, s]) for s in ("without", "with")}
+                rows.append(f"| {task}{threads_label(threads)} | {med['without']:.3f} | {med['with']:.3f} | "
+                            f"{med['with'] / med['without']:.3f} | {mem['without']:.0f} / {mem['with']:.0f} |")
+                print(rows[-1], flush=True)
             if args.phases:
-                table = phases(models, verb, data, f"{tmp}/out.txt", args.runs)
-                print(f"\n{task}: seconds by phase (medians of {args.runs})\n\n| phase | without | with | "
-                      "difference |\n|---|---|---|---|\n" + "\n".join(table) + "\n", flush=True)
+                for threads in settings:
+                    table = phases(models, verb, data, f"{tmp}/out.txt", args.runs, threads_args(threads))
+                    print(f"\n{task}{threads_label(threads)}: seconds by phase (medians of {args.runs})\n\n| phase | "
+                          "without | with | difference |\n|---|---|---|---|\n" + "\n".join(table) + "\n", flush=True)
     print("\n".join(rows))
 
 

@@ -20,6 +20,21 @@ _DASK_HELP = ("Run on a Dask cluster: a scheduler address (tcp://host:8786) or l
               "structperc[dask].")
 
 
+def _threads_option(what: str):
+    return click.option("--threads", type=click.IntRange(min=0), default=None, metavar="N",
+                        help=f"Threads that featurize and decode {what} (0: every usable CPU) [default: every "
+                             "usable CPU]. The output is the same on any number.")
+
+
+def _local(dask: str | None, threads: int | None) -> dict:
+    """The threads option for the library call here; with --dask each worker tags on its own threads."""
+    if dask is None:
+        return {"threads": threads}
+    if threads is not None:
+        raise click.UsageError("--threads is for tagging in this process: with --dask each worker uses its own")
+    return {}
+
+
 def _library(dask: str | None):
     """Where the command's one library call lives: this process, or a Dask cluster."""
     if dask is None:
@@ -54,10 +69,11 @@ def _library(dask: str | None):
                    "--unknown-tag marks the free ones.")
 @click.option("--unknown-tag", default="?", show_default=True, metavar="TAG",
               help="In --forced-column: the tag is not known.")
+@_threads_option("a large input")
 @click.option("--dask", metavar="ADDRESS", help=_DASK_HELP)
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
 def tag(model_path, output, input_format, output_format, marginals, nbest, forced_column, unknown_tag,
-        dask, inputs):
+        threads, dask, inputs):
     """Tag sentences (standard input or FILEs). Every input line comes back in order, each token line
     with the predicted tag appended as a new last column (a gold tag column, if present, is kept:
     conlleval reads it); CoNLL-U comes back as CoNLL-U with the prediction in its column.
@@ -73,7 +89,7 @@ def tag(model_path, output, input_format, output_format, marginals, nbest, force
     tag_files, _, cluster = _library(dask)
     tag_files(model_path, inputs, _output(output), input_format=input_format, output_format=output_format,
               marginals=marginals, nbest=nbest or 0, forced_column=forced_column, unknown=unknown_tag,
-              **cluster)
+              **_local(dask, threads), **cluster)
 
 
 @click.command("calibrate")
@@ -98,15 +114,16 @@ def calibrate(model_path, out_path, plot, path):
 @click.option("--task", help="Optional check: the task the model must have been trained for.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--strict", is_flag=True, help="seqeval strict mode (exact scheme-conformant spans).")
+@_threads_option("a large file")
 @click.argument("path", metavar="FILE")
-def evaluate(model_path, task, as_json, strict, path):
+def evaluate(model_path, task, as_json, strict, threads, path):
     """Tag a gold-annotated FILE and report scores: span P/R/F1 per type (chunk, ner), token accuracy
     and confusions (pos), word P/R/F1 with OOV and IV recall (cws). The task comes from the model."""
     single_threaded_blas()
     from structperc import commands
     from structperc.metrics import format_report, to_json
 
-    report = commands.evaluate(model_path, path, task=task, strict=strict)
+    report = commands.evaluate(model_path, path, task=task, strict=strict, threads=threads)
     click.echo(to_json(report) if as_json else format_report(report))
 
 
@@ -122,9 +139,10 @@ def evaluate(model_path, task, as_json, strict, path):
 @click.option("--user-dict-mode", type=click.Choice(["hard", "soft"]), default="hard", show_default=True,
               help="hard: force every occurrence as a word; soft: add the words to the lexicon the model "
                    "reads, which makes them likelier words without forcing them.")
+@_threads_option("a large input")
 @click.option("--dask", metavar="ADDRESS", help=_DASK_HELP.replace("sentence breaks", "line ends"))
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
-def segment(model_path, output, sep, user_dict, user_dict_mode, dask, inputs):
+def segment(model_path, output, sep, user_dict, user_dict_mode, threads, dask, inputs):
     """Segment raw Chinese text (standard input or FILEs), line by line: one output line per input
     line, empty lines kept. Streams in batches, so memory stays flat on large files.
 
@@ -136,4 +154,4 @@ def segment(model_path, output, sep, user_dict, user_dict_mode, dask, inputs):
         raise click.UsageError("--user-dict is not available with --dask")
     _, segment_files, cluster = _library(dask)
     extra = {} if user_dict is None else {"user_dict": user_dict, "user_dict_mode": user_dict_mode}
-    segment_files(model_path, inputs, _output(output), sep=sep, **extra, **cluster)
+    segment_files(model_path, inputs, _output(output), sep=sep, **extra, **_local(dask, threads), **cluster)

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from structperc.compiled.threads import threads as using_threads
 from structperc.errors import InputError
 from structperc.model import schema
 from structperc.model.archive import writing_lock
@@ -75,13 +76,15 @@ def remove_empty(directory: Path) -> None:
 
 
 def evaluate(model_path: str | os.PathLike, path: str, *, task: str | None = None,
-             strict: bool = False) -> dict:
+             strict: bool = False, threads: int | None = 1) -> dict:
     """The report of the model at ``model_path`` on gold data ``path`` (its task's metric); ``task``
-    optionally checks which task the model was trained for."""
+    optionally checks which task the model was trained for. ``threads``: how many threads featurize and
+    decode a large file (None or 0: every usable CPU; `structperc.compiled.threads`); the report is the same."""
     model = load(model_path)
     if task is not None and task != model.task_.name:
         raise InputError(f"a {model.task_.name!r} model, not {task!r}", str(model_path))
-    return model.evaluate(path, strict=strict)  # a segmenter refuses CoNLL columns (`refuse_columns`)
+    with using_threads(threads):
+        return model.evaluate(path, strict=strict)  # a segmenter refuses CoNLL columns (`refuse_columns`)
 
 
 def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.PathLike | None = None,

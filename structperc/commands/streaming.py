@@ -8,6 +8,7 @@ import os
 from typing import IO, Any, Iterable, Iterator, Sequence, cast
 
 from structperc.commands.models import load_tagger
+from structperc.compiled.threads import threads as using_threads
 from structperc.errors import InputError
 from structperc.segmenter import Segmenter
 from structperc.tagger import Tagger
@@ -16,7 +17,7 @@ from structperc.tagger import Tagger
 def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
               *, input_format: str = "auto", output_format: str | None = None,
               sentences: int = 20_000, marginals: bool = False, nbest: int = 0,
-              forced_column: str | int | None = None, unknown: str = "?") -> None:
+              forced_column: str | int | None = None, unknown: str = "?", threads: int | None = 1) -> None:
     """Tag input (paths, or ``"-"`` for standard input) and write it to ``output`` (a text stream,
     ``"-"``, or a path, written atomically).
 
@@ -29,7 +30,19 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     ``marginals`` adds each tag's probability, ``nbest`` the k best paths (JSON lines), and
     ``forced_column`` (a column name, or its 1-based number in the input) holds known tags that
     the prediction keeps (``unknown`` where the tag is free); see `structperc.predict`.
+
+    ``threads``: how many threads featurize and decode a large chunk (None or 0: every usable CPU;
+    `structperc.compiled.threads`); the output is the same.
     """
+    with using_threads(threads):
+        _tag_files(model_path, inputs, output, input_format=input_format, output_format=output_format,
+                   sentences=sentences, marginals=marginals, nbest=nbest, forced_column=forced_column,
+                   unknown=unknown)
+
+
+def _tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output: str | os.PathLike | IO[str],
+               *, input_format: str, output_format: str | None, sentences: int, marginals: bool, nbest: int,
+               forced_column: str | int | None, unknown: str) -> None:
     from structperc import predict
     from structperc.io.output import output_stream
 
@@ -138,19 +151,22 @@ class _BytesEndTracking:
 
 
 def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], output: str | os.PathLike | IO[str],
-                  sep: str = " ", user_dict: str | os.PathLike | None = None, user_dict_mode: str = "hard") -> None:
+                  sep: str = " ", user_dict: str | os.PathLike | None = None, user_dict_mode: str = "hard",
+                  threads: int | None = 1) -> None:
     """Segment raw text line by line (one output line per input line); streams in batches. ``output``
     is a text stream, ``"-"`` or a path (written atomically). ``user_dict`` is a file in jieba's
     user-dictionary format applied as `Segmenter.segment_texts` says (``user_dict_mode``); it is read
-    before any output is written, so a bad line leaves no partial output."""
+    before any output is written, so a bad line leaves no partial output. ``threads``: as `tag_files`."""
     from structperc.io.output import output_stream
     from structperc.io.segmented import iter_raw_lines
 
-    seg = Segmenter.load(model_path)
-    lines = seg.segment_lines(iter_raw_lines(inputs or ("-",)), user_dict=user_dict, user_dict_mode=user_dict_mode)
-    first = next(lines, None)  # the generator reads the dictionary before its first line
-    with output_stream(output) as out:
-        if first is not None:
-            out.write(sep.join(first) + "\n")
-        for words in lines:
-            out.write(sep.join(words) + "\n")
+    with using_threads(threads):
+        seg = Segmenter.load(model_path)
+        lines = seg.segment_lines(iter_raw_lines(inputs or ("-",)), user_dict=user_dict,
+                                  user_dict_mode=user_dict_mode)
+        first = next(lines, None)  # the generator reads the dictionary before its first line
+        with output_stream(output) as out:
+            if first is not None:
+                out.write(sep.join(first) + "\n")
+            for words in lines:
+                out.write(sep.join(words) + "\n")

@@ -47,7 +47,10 @@ class AttributeKeys(AttributeVocabularies):
     def _key_maker(self, corpus: Corpus, grow: bool, tokens: slice = slice(None)):
         """A function of a template index giving that template's keys and radixes (see `_keys`);
         computing one template at a time lets `transform` hold one key array, not all of them.
-        ``tokens``: only those tokens' keys (whole sentences: a shard of the corpus, `key_tables`)."""
+        ``tokens``: only those tokens' keys (whole sentences: a shard of the corpus, `key_tables`). The
+        function's ``rows`` (a slice of those tokens, whole sentences) gives that run's keys alone, from the
+        atoms' codes made once here: threads that each make the ids of one run share that work
+        (`structperc.features.lookup_tables.LookupTables._ids`)."""
         for col in self.columns:
             corpus.factorize(col)  # raises a clear error for a missing column
         pos, length = (a[tokens] for a in corpus.positions())
@@ -57,11 +60,24 @@ class AttributeKeys(AttributeVocabularies):
         def raw(column: str) -> np.ndarray:
             return corpus.factorize(column)[1][tokens]
 
-        def key_of(ti: int) -> tuple[np.ndarray, list[int]]:
+        runs: dict[tuple[int, int], tuple[int, Shifts, dict[Atom, np.ndarray], Callable[[str], np.ndarray]]] = {}
+
+        def run(rows: slice | None) -> tuple[int, Shifts, dict[Atom, np.ndarray], Callable[[str], np.ndarray]]:
+            if rows is None:
+                return len(pos), shift, atom_codes, raw
+            hit = runs.get((rows.start, rows.stop))
+            if hit is None:  # views of the codes, and the run's own sentence bounds for the shifts
+                hit = runs[(rows.start, rows.stop)] = (
+                    len(pos[rows]), Shifts(pos[rows], length[rows]), {a: c[rows] for a, c in atom_codes.items()},
+                    lambda column: raw(column)[rows])
+            return hit
+
+        def key_of(ti: int, rows: slice | None = None) -> tuple[np.ndarray, list[int]]:
             t = self.templates[ti]
+            n, shifts, codes_of, raw_of = run(rows)
             if t.is_bias:
-                return np.zeros(len(pos), dtype=np.int64), []
-            parts = [self._part_codes(p, atom_codes, raw, shift) for p in t.parts]
+                return np.zeros(n, dtype=np.int64), []
+            parts = [self._part_codes(p, codes_of, raw_of, shifts) for p in t.parts]
             radix = self._radix(t) if grow else self.radix[ti]
             if len(parts) == 1:  # one part's codes are its keys (-1 unknown already): a read-only view, no copy
                 key = parts[0][0].view()

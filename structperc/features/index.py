@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from structperc.compiled.boundary import rising
+from structperc.compiled.threads import tagging_shards, token_range
 from structperc.errors import InputError
 from structperc.features.keys import digits, recode
 from structperc.features.lookup_tables import DENSE_KEYS, LookupTables
@@ -108,11 +109,17 @@ class FeatureIndex(LookupTables):
 
     def transform(self, corpus: Corpus, tokens: slice = slice(None)) -> Features:
         """Attribute ids of new data; unseen attributes get -1. ``tokens``: only these tokens' (whole
-        sentences; the result's ``sent_ptr`` is then the corpus's)."""
+        sentences; the result's ``sent_ptr`` is then the corpus's). A whole corpus large enough is cut into runs
+        of sentences made on threads (`structperc.compiled.threads.tagging_shards`: one unless a caller asks
+        for more): the same ids."""
         if not self.fitted:
             raise RuntimeError("FeatureIndex is not fitted")
         key_of = self._key_maker(corpus, grow=False, tokens=tokens)
-        state, trans = self._ids(lambda ti: key_of(ti)[0], len(range(corpus.n_tokens)[tokens]))
+        bounds = tagging_shards(corpus.sent_ptr) if tokens == slice(None) else None
+        runs = None if bounds is None else \
+            [token_range(corpus.sent_ptr, bounds, k) for k in range(len(bounds) - 1)]
+        state, trans = self._ids(lambda ti, rows=None: key_of(ti, rows)[0], len(range(corpus.n_tokens)[tokens]),
+                                 runs)
         return Features(state, trans, corpus.sent_ptr)
 
     def extend(self, corpus: Corpus) -> tuple[Features, np.ndarray, np.ndarray]:

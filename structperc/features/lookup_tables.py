@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structperc.compiled.threads import map_threads
 from structperc.features.attribute_keys import AttributeKeys
 from structperc.features.key_lookup import KeyLookup
 
@@ -35,16 +36,28 @@ DENSE_SLACK = 1 << 16
 class LookupTables(AttributeKeys):
     """Attribute ids of keys, through per-template lookup tables derived from the key tables."""
 
-    def _ids(self, key_of, n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _ids(self, key_of, n: int, runs: list[slice] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """State and transition attribute ids of ``n`` tokens from the keys of each template
-        (``key_of(template index)``)."""
-        mats = []
-        for transition in (False, True):
+        (``key_of(template index)``). ``runs``: slices of whole sentences covering the tokens, each made on a
+        thread of its own (`structperc.compiled.threads`) from ``key_of(template index, run)``, written into
+        its rows of the same two matrices: the same ids."""
+        mats = [np.empty((n, len(self._group(transition))), dtype=np.int32) for transition in (False, True)]
+        if not runs:
+            self._write_ids(key_of, mats)
+        else:
+            self.build_lookup_tables()  # once, before the threads share them
+            map_threads(lambda k: self._write_ids(lambda ti: key_of(ti, runs[k]), [m[runs[k]] for m in mats]),
+                        len(runs), len(runs))
+        return mats[0], mats[1]
+
+    def _write_ids(self, key_of, mats: list[np.ndarray]) -> None:
+        """Fill the state and transition matrices ``mats`` (token-major) from each template's keys."""
+        for transition, mat in zip((False, True), mats):
             group = self._group(transition)
             offsets = self.offsets(transition)
+            n = len(mat)
             # a few templates at a time, each contiguous, then written token-major in cache-sized blocks:
             # writing one column of the token-major matrix touches a cache line per token and template
-            mat = np.empty((n, len(group)), dtype=np.int32)
             for g in range(0, len(group), _COLUMN_GROUP):
                 cols = range(g, min(g + _COLUMN_GROUP, len(group)))
                 rows = np.empty((len(cols), n), dtype=np.int32)
@@ -57,8 +70,6 @@ class LookupTables(AttributeKeys):
                 for a in range(0, n, _TRANSPOSE_BLOCK):
                     mat[a:a + _TRANSPOSE_BLOCK, cols.start:cols.stop] = rows[:, a:a + _TRANSPOSE_BLOCK].T
                 del rows
-            mats.append(mat)
-        return mats[0], mats[1]
 
     def _ids_of(self, ti: int, key: np.ndarray, offset: int) -> np.ndarray:
         """Attribute ids (``offset``, the start of template ``ti``'s ids, + index in its table) of ``key``; -1 if

@@ -24,40 +24,16 @@ pays even on one thread.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, TypeVar
-
 import numpy as np
 
+from structperc.compiled.threads import map_threads as _map
+from structperc.compiled.threads import sentence_shards as sentence_shards
+from structperc.compiled.threads import token_range as token_range
 from structperc.features.index import FeatureIndex, Features
 from structperc.io.corpus import Corpus
 
 #: Tokens per shard on one machine: small enough for the per-template temporaries to stay in cache.
 SHARD_TOKENS = 1 << 17
-
-T = TypeVar("T")
-
-
-def sentence_shards(sent_ptr: np.ndarray, n_shards: int) -> np.ndarray:
-    """Bounds (sentence indices, ``n + 1`` of them) of at most ``n_shards`` runs of consecutive
-    sentences with about as many tokens each; never an empty run."""
-    n = len(sent_ptr) - 1
-    k = max(1, min(int(n_shards), n))
-    cuts = np.searchsorted(sent_ptr, sent_ptr[-1] * np.arange(1, k) / k)
-    bounds = np.unique(np.clip(np.concatenate([[0], cuts, [n]]), 0, n))
-    return bounds.astype(np.int64)
-
-
-def token_range(sent_ptr: np.ndarray, bounds: np.ndarray, k: int) -> slice:
-    """The tokens of shard ``k``."""
-    return slice(int(sent_ptr[bounds[k]]), int(sent_ptr[bounds[k + 1]]))
-
-
-def _map(func: Callable[[int], T], n: int, threads: int) -> list[T]:
-    if threads <= 1 or n <= 1:
-        return [func(k) for k in range(n)]
-    with ThreadPoolExecutor(min(threads, n), thread_name_prefix="structperc-features") as pool:
-        return list(pool.map(func, range(n)))
 
 
 def fit_transform_parallel(index: FeatureIndex, corpus: Corpus, workers: int = 1,
