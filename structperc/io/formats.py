@@ -179,11 +179,25 @@ def check_options(input_format: str, output_format: str | None, nbest: int) -> N
         raise InputError("the k best paths are written as JSON lines: use --output-format jsonl")
 
 
-def check(fmt: str, out_fmt: str, layout: Layout, name: str) -> None:
+#: The output formats that can carry each tag's probability (``--marginals``).
+CONFIDENCE_FORMATS = ("conll", "tokens", "jsonl")
+
+
+def check_confidence(out_fmt: str) -> None:
+    """Refuse probabilities in an output format that has no place for them."""
+    if out_fmt not in CONFIDENCE_FORMATS:
+        raise InputError(f"probabilities are written as a column of conll or tokens output, or in jsonl, not in "
+                         f"{out_fmt}: give --output-format tokens, conll or jsonl")
+
+
+def check(fmt: str, out_fmt: str, layout: Layout, name: str, confidence: bool = False) -> None:
     """Refuse, before reading, what cannot work: a model that reads columns input of ``fmt`` lacks
-    (naming them), CoNLL-U out of a model that predicts no CoNLL-U column."""
+    (naming them), CoNLL-U out of a model that predicts no CoNLL-U column, probabilities (``confidence``)
+    in an output format without a place for them (`check_confidence`)."""
     if out_fmt not in OUTPUT_FORMATS:
         raise InputError(f"unknown output format {out_fmt!r} (known: {', '.join(OUTPUT_FORMATS)})")
+    if confidence:
+        check_confidence(out_fmt)
     if out_fmt == "conllu" and layout.tag not in CONLLU_COLUMNS:
         raise InputError(f"--output-format conllu: the model predicts {layout.tag!r}, which is not a "
                          f"CoNLL-U column ({', '.join(CONLLU_COLUMNS)})", name)
@@ -236,9 +250,7 @@ def write_chunk(out: IO[str], chunk: TagChunk, tags: Sequence[str], out_fmt: str
         _write_jsonl(out, chunk, tags, layout, confidence, nbest)
         return
     if confidence is not None:
-        if out_fmt not in ("conll", "tokens"):
-            raise InputError(f"probabilities are written as a column of conll or tokens output, or in "
-                             f"jsonl, not in {out_fmt}")
+        check_confidence(out_fmt)
         sep = " " if out_fmt == "conll" else "\t"
         tags = [f"{t}{sep}{p:.4f}" for t, p in zip(tags, confidence)]
     if chunk.raw is not None and (out_fmt == "conll" or (out_fmt == "conllu" and chunk.fmt == "conllu")):

@@ -80,7 +80,7 @@ def tagging_setup(model: Model, source: Any, input_format: str = "auto", output_
     if known is not None and reads is not None:
         layout = formats.Layout.of(task.columns, task.tag_column, task.token_column, reads | {known})
     out_fmt = output_format or ("jsonl" if nbest else formats.default_output(fmt))
-    formats.check(fmt, out_fmt, layout, source_name(source))
+    formats.check(fmt, out_fmt, layout, source_name(source), confidence=marginals)
     return TaggingSetup(fmt, out_fmt, layout, known, marginals, nbest, unknown, sentences,
                         guessed=input_format == "auto"), source
 

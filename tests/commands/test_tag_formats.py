@@ -215,6 +215,21 @@ def test_a_model_that_needs_a_column_the_input_lacks_says_which(chunker, upos_mo
     assert "predicts 'chunk', which is not a CoNLL-U column" in line
 
 
+
+def test_probabilities_in_conllu_are_refused_before_the_input_is_read(upos_model, tmp_path):
+    """CoNLL-U output has no place for each tag's probability: `--marginals` on CoNLL-U input says so, and which
+    output formats do, before a line is tagged (the input's bad last line is never reached)."""
+    source = tmp_path / "in.conllu"
+    source.write_text(_conllu_text() + "not a CoNLL-U line\n", encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    line = error_line(run("tag", "--model", upos_model, "--marginals", source, "-o", out, ok=False))
+    assert "not in conllu: give --output-format tokens, conll or jsonl" in line
+    assert not out.exists()
+    tokens = run("tag", "--model", upos_model, "--marginals", "--output-format", "tokens",
+                 input=_conllu_text()).stdout.decode("utf-8")
+    rows = [r.split("\t") for r in tokens.splitlines() if r]
+    assert rows and all(len(r) == 3 and 0.0 <= float(r[2]) <= 1.0 for r in rows)
+
 # ------------------------------------------------------------------------------------ item 12
 def test_api_accepts_the_shapes_the_command_accepts(toy_tagger):
     """`structperc tag` reads lines with or without the trailing gold column: so does `tag()`, and
