@@ -4,8 +4,9 @@ Tagging a large input spends most of its time in two passes over the tokens: the
 (`structperc.features.lookup_tables`: numpy's gathers and the compiled key lookups) and the decoder
 (`structperc.decode.decoder`). Both work sentence by sentence, both let go of the GIL (numpy's loops; the compiled
 kernels, ahead of time too: `structperc.compiled.build.releasing_the_gil`), so runs of consecutive sentences can go
-to threads that share the model and write into one output, with the same result bit for bit. (The best-path
-decoders do; marginals, k-best lists and second-order models decode on one thread, after ids made on several.)
+to threads that share the model and write into one output, with the same result bit for bit: the best paths, the
+marginals and path probabilities, the k-best lists (`structperc.decode.decoder.in_runs`) and a second-order model's
+batches (`structperc.decode.order2`).
 
 The setting is a context variable (`threads`): 1 unless a caller asks for more, because a library call may
 already run inside a caller's threads (a Dask worker's, the HTTP service's). ``structperc tag``, ``segment`` and

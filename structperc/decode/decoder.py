@@ -5,8 +5,8 @@ without a mask of allowed labels per token (forced tags, allowed-tag sets, a tag
 ahead-of-time compiled kernel (`structperc.decode.tag_kernels`, float32 AVX Viterbi steps, one pass
 over the corpus; `structperc.decode.constrained_kernels` under a mask) and, where no build exists,
 the vectorized numpy Viterbi of `structperc.decode.viterbi` over length-sorted batches. The compiled
-kernels decode a large corpus in runs of sentences on several threads when a caller asks for them
-(`structperc.compiled.threads`). Tagging
+kernels (these, the marginals' and the k-best lists') decode a large corpus in runs of sentences on several
+threads when a caller asks for them (`in_runs`, `structperc.compiled.threads`). Tagging
 never JIT-compiles: numba's import and cache load (~0.5 s, ~65 MiB) would cost more than the numpy
 path on all but very large inputs.
 """
@@ -85,10 +85,10 @@ def predict(weights: Weights, feats: Features, allowed: np.ndarray | None = None
         return out
     if allowed is not None:
         mask = allowed
-        if not _in_runs(lambda f, o, rows: _predict_allowed_compiled(weights, f, mask[rows], o), feats, out):
+        if not in_runs(feats, lambda f, rows, _: _predict_allowed_compiled(weights, f, mask[rows], out[rows])):
             _predict_allowed_numpy(weights, feats, allowed, out)
         return out
-    if _in_runs(lambda f, o, rows: _predict_compiled(weights, f, o), feats, out):
+    if in_runs(feats, lambda f, rows, _: _predict_compiled(weights, f, out[rows])):
         return out
     for sents in length_batches(np.diff(ptr)):
         state, trans, lens, tok, real = batch_scores(weights, feats, sents)
@@ -97,22 +97,23 @@ def predict(weights: Weights, feats: Features, allowed: np.ndarray | None = None
     return out
 
 
-def _in_runs(decode_run: Callable[[Features, np.ndarray, slice], bool], feats: Features, out: np.ndarray) -> bool:
-    """``decode_run(features, out, tokens)`` on the whole corpus, or on runs of its sentences on threads of their
+def in_runs(feats: Features, work: Callable[[Features, slice, slice], bool]) -> bool:
+    """``work(features, tokens, sentences)`` on the whole corpus, or on runs of its sentences on threads of their
     own when the corpus is large enough and more than one is asked for (`structperc.compiled.threads`): each
-    run's features and output are views of the corpus's, and a sentence's path depends on its own tokens alone,
-    so the labels are the same. False when the compiled kernel is absent (every run says so before it writes)."""
+    run's features are views of the corpus's rows (``tokens``, ``sentences``: the run's slices of the corpus's),
+    and a sentence's path, marginals or k best depend on its own tokens alone, so the results are the same.
+    False when ``work`` says so for a run (the compiled kernel is absent: every run says so before it writes)."""
     ptr = np.asarray(feats.sent_ptr, dtype=np.int64)
     bounds = tagging_shards(ptr)
     if bounds is None:
-        return decode_run(feats, out, slice(None))
+        return work(feats, slice(0, int(ptr[-1])), slice(0, len(ptr) - 1))
     runs = []
     for k in range(len(bounds) - 1):
         first, last = int(bounds[k]), int(bounds[k + 1])
         rows = slice(int(ptr[first]), int(ptr[last]))
-        runs.append((Features(feats.state[rows], feats.trans[rows], ptr[first:last + 1] - ptr[first]), rows))
-    done = map_threads(lambda k: decode_run(runs[k][0], out[runs[k][1]], runs[k][1]), len(runs), len(runs))
-    return all(done)
+        runs.append((Features(feats.state[rows], feats.trans[rows], ptr[first:last + 1] - ptr[first]), rows,
+                     slice(first, last)))
+    return all(map_threads(lambda k: work(*runs[k]), len(runs), len(runs)))
 
 
 def no_path(labels: np.ndarray, sent_ptr: np.ndarray) -> np.ndarray:

@@ -20,7 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from structperc.compiled.boundary import rising
-from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, check_features, length_batches
+from structperc.decode.decoder import (
+    batch_budget,
+    batch_scores,
+    check_allowed,
+    check_features,
+    in_runs,
+    length_batches,
+)
 from structperc.decode.forward_backward import (
     TINY,
     ForwardBackward,
@@ -92,15 +99,21 @@ def _run_compiled(weights: Weights, feats: Features, temperature: float, allowed
     kernel = loader.aot("fb_corpus")
     if kernel is None:
         return None
-    args = _kernel_args(weights, feats)
     L = weights.n_labels
-    n_tok, n_sent = args[0].shape[0], len(args[2]) - 1
+    n_tok, n_sent = int(feats.sent_ptr[-1]), len(feats.sent_ptr) - 1
     out = np.empty((n_tok if want_marginals else 0, L))
     log_z = np.empty(n_sent)
     path_lp = np.zeros(n_sent if ids is not None else 0)  # an empty sentence: log 1 (the kernel skips it)
-    mask = np.zeros((0, L), dtype=np.bool_) if allowed is None else allowed
-    path = np.zeros(0, dtype=np.int32) if ids is None else np.ascontiguousarray(ids, dtype=np.int32)
-    kernel(*args, 1.0 / temperature, mask, path, out, log_z, path_lp)
+    path = None if ids is None else np.ascontiguousarray(ids, dtype=np.int32)
+    none = np.zeros((0, L), dtype=np.bool_), np.zeros(0, dtype=np.int32), np.empty((0, L)), np.zeros(0)
+
+    def run(f: Features, tokens: slice, sents: slice) -> bool:  # a run of sentences (`in_runs`): its rows
+        kernel(*_kernel_args(weights, f), 1.0 / temperature, none[0] if allowed is None else allowed[tokens],
+               none[1] if path is None else path[tokens], out[tokens] if want_marginals else none[2],
+               log_z[sents], path_lp[sents] if ids is not None else none[3])
+        return True
+
+    in_runs(feats, run)
     return out, log_z, path_lp
 
 

@@ -42,7 +42,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from structperc.decode.decoder import batch_budget, batch_scores, check_allowed, check_features, length_batches
+from structperc.decode.decoder import (
+    batch_budget,
+    batch_scores,
+    check_allowed,
+    check_features,
+    in_runs,
+    length_batches,
+)
 from structperc.decode.list_viterbi import _live_cells as _live_cells  # re-exported: the tests reach it here
 from structperc.decode.list_viterbi import list_viterbi
 from structperc.errors import InputError
@@ -226,8 +233,18 @@ def _nbest_compiled(weights: Weights, feats: Features, k: int, allowed: np.ndarr
     c = np.ascontiguousarray
     sw = weights.sparse
     L = weights.n_labels
-    mask = np.zeros((0, L), dtype=np.bool_) if allowed is None else allowed
-    kernel(c(feats.state, dtype=np.int32), c(feats.trans, dtype=np.int32), c(feats.sent_ptr, dtype=np.int64),
-           sw.ptr, sw.labels, sw.values, weights.base_transitions(), c(weights.cond, dtype=np.float32),
-           c(weights.end, dtype=np.float64), mask, np.int64(k), ids, scores)
-    return True
+    none = np.zeros((0, L), dtype=np.bool_)
+
+    def run(f: Features, tokens: slice, sents: slice) -> bool:  # a run of sentences (`in_runs`)
+        whole = tokens.stop - tokens.start == ids.shape[1]
+        # ids[:, tokens] is not contiguous: a run fills its own rows, copied in after
+        mine = ids if whole else np.full((k, tokens.stop - tokens.start), -1, dtype=np.int32)
+        kernel(c(f.state, dtype=np.int32), c(f.trans, dtype=np.int32), c(f.sent_ptr, dtype=np.int64),
+               sw.ptr, sw.labels, sw.values, weights.base_transitions(), c(weights.cond, dtype=np.float32),
+               c(weights.end, dtype=np.float64), none if allowed is None else allowed[tokens], np.int64(k), mine,
+               scores[sents])
+        if not whole:
+            ids[:, tokens] = mine
+        return True
+
+    return in_runs(feats, run)

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from structperc.compiled.threads import map_threads, tagging_shards
 from structperc.decode.values import sentence_runs
 from structperc.errors import InputError
 from structperc.features.index import Features
@@ -61,7 +62,10 @@ def predict_order2(weights: Weights, T2: np.ndarray, feats: Features,
     scheme = np.ascontiguousarray(weights.mask, dtype=np.float64)
     end = np.ascontiguousarray(weights.end, dtype=np.float64)
     kernel = _kernel()
-    for first, stop in sentence_runs(ptr, BATCH_TOKENS):  # read at call time (tests patch it)
+    batches = list(sentence_runs(ptr, BATCH_TOKENS))  # read at call time (tests patch it)
+
+    def decode(b: int) -> None:  # one batch of sentences: its own scores, its rows of ``out``
+        first, stop = batches[b]
         lo, hi = int(ptr[first]), int(ptr[stop])
         state = weights.state_scores(feats.state[lo:hi])
         if allowed is not None:
@@ -69,4 +73,8 @@ def predict_order2(weights: Weights, T2: np.ndarray, feats: Features,
         trans = weights.transition_scores(feats.trans[lo:hi]) if feats.trans.shape[1] else base[None]
         kernel(np.ascontiguousarray(state), np.ascontiguousarray(trans, dtype=np.float32), T2, end,
                ptr[first:stop + 1] - lo, scheme, out[lo:hi])
+
+    # the batches on the threads a caller asks for (`structperc.compiled.threads`), when the corpus is large enough
+    shards = tagging_shards(ptr)
+    map_threads(decode, len(batches), 1 if shards is None else len(shards) - 1)
     return out

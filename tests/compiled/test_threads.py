@@ -113,3 +113,47 @@ def test_the_library_tags_on_the_threads_a_caller_asks_for(chunker, sample_paths
     with structperc.threads(2):
         assert tagger.predict(sample_paths[1]) == alone
     assert calls == [2, 2]  # the attribute ids, then the decoder
+
+
+def test_marginals_and_k_best_lists_are_the_same_on_several_threads(chunker, sample_paths, monkeypatch):
+    from structperc import Tagger
+    from structperc.decode.marginals import marginals, path_log_probs
+    from structperc.decode.nbest import nbest
+    from structperc.io.conll import read_conll
+    from structperc.predict.decoding import featurize
+
+    model = Tagger.load(chunker).model_
+    feats = featurize(model, read_conll(sample_paths[1], ["word", "pos", "chunk"]))
+    forced = np.ones((int(feats.sent_ptr[-1]), len(model.labels)), dtype=bool)
+    forced[::7] = False
+    forced[::7, 0] = True  # every seventh token forced to the first label
+    one = [marginals(model.weights, feats), marginals(model.weights, feats, allowed=forced),
+           nbest(model.weights, feats, 3), nbest(model.weights, feats, 2, allowed=forced)]
+    ids = one[2].ids[0]
+    lp = path_log_probs(model.weights, feats, ids)
+    monkeypatch.setattr(threading_setting, "MIN_TOKENS_PER_THREAD", 50)
+    with threads(3):
+        many = [marginals(model.weights, feats), marginals(model.weights, feats, allowed=forced),
+                nbest(model.weights, feats, 3), nbest(model.weights, feats, 2, allowed=forced)]
+        assert np.array_equal(path_log_probs(model.weights, feats, ids), lp)
+    for a, b in zip(one[:2], many[:2]):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    for a, b in zip(one[2:], many[2:]):
+        assert np.array_equal(a.ids, b.ids) and np.array_equal(a.scores, b.scores)
+    assert not np.array_equal(one[0][0], one[1][0])  # the mask mattered
+
+
+def test_a_second_order_model_decodes_the_same_on_several_threads(tmp_path, sample_paths, monkeypatch):
+    from structperc import Tagger
+    from structperc.decode import order2
+
+    d = tmp_path / "order2"
+    r = run("train", "--train", sample_paths[0], "--columns", "word,pos,chunk", "--epochs", 1, "--order", 2,
+            "--template", "crfsuite", "--model", d, "-q")
+    assert r.exit_code == 0, r.output
+    tagger = Tagger.load(d)
+    alone = tagger.predict(sample_paths[1])
+    monkeypatch.setattr(threading_setting, "MIN_TOKENS_PER_THREAD", 50)
+    monkeypatch.setattr(order2, "BATCH_TOKENS", 500)  # several batches for the threads to share
+    with threads(2):
+        assert tagger.predict(sample_paths[1]) == alone
