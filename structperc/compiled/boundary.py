@@ -381,6 +381,16 @@ def _find_words(text, query, qptr, slots, hashes, out) -> None:
     _need(text.shape[0] == 0 or int(text[-1]) == 10, name, "the stored words must end with a newline")
 
 
+def _gazetteer_matches(words, starts, ends, keys, children, kinds, n_words, length, kind) -> None:
+    name = "gazetteer_matches"
+    _need(length.shape == starts.shape and kind.shape == starts.shape, name, "one length and one kind per start")
+    _spans(name, starts, ends, 0, words.shape[0])
+    _need(keys.shape == children.shape and kinds.shape[0] >= 1 and n_words >= 0, name,
+          "one child per edge key, and a root node")
+    _ids_within(name, "word", words, -1, max(int(n_words), 0))
+    _ids_within(name, "child node", children, 0, kinds.shape[0])
+
+
 def _rows_ascending(ptr, lab) -> None:
     _offsets("rows_ascending", "row offsets", ptr, lab.shape[0])
 
@@ -415,6 +425,7 @@ CONTRACTS: dict[str, Callable[..., None]] = {
     "build_key_slots": _build_key_slots,
     "lookup_keys": _lookup_keys,
     "find_words": _find_words,
+    "gazetteer_matches": _gazetteer_matches,
     "rows_ascending": _rows_ascending,
     "pad_rows": _pad_rows,
 }

@@ -37,7 +37,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "_aot": ("train.epoch_kernels", "decode.tag_kernels", "model.weight_kernels", "decode.score_kernels",
              "compiled.intrinsics", "train.order2_kernels", "compiled.pair_viterbi"),
     "_aot_read": ("io.read_kernels", "features.lexicon_kernels", "features.lookup_kernels",
-                  "features.resources.table_kernels", "compiled.intrinsics"),
+                  "features.resources.table_kernels", "features.gazetteer_kernels", "compiled.intrinsics"),
     # inference beyond the best path (issue 16): forward-backward, k-best, constrained decoding
     "_aot_fb": ("decode.fb_kernels", "decode.score_kernels", "compiled.intrinsics"),
     "_aot_nbest": ("decode.nbest_kernels", "decode.score_kernels", "compiled.intrinsics"),

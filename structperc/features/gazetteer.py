@@ -144,8 +144,12 @@ class Gazetteer:
         # only the tokens some entity string starts with are walked (two fifths of esp.testb's); the rest stay "O"
         candidates = np.flatnonzero(opens[codes]) if len(codes) else np.zeros(0, dtype=np.int64)
         ends = corpus.sent_ptr[1:][np.searchsorted(corpus.sent_ptr[1:], candidates, side="right")]
-        tokens = np.asarray(low, dtype=object)[codes].tolist() if len(codes) else []
-        gaz, gazn, gaza = self._columns(tokens, candidates.tolist(), ends.tolist())
+        compiled = self._compiled_columns(low, codes, candidates, np.asarray(ends, dtype=np.int64))
+        if compiled is not None:
+            gaz, gazn, gaza = compiled
+        else:
+            tokens = np.asarray(low, dtype=object)[codes].tolist() if len(codes) else []
+            gaz, gazn, gaza = self._columns(tokens, candidates.tolist(), ends.tolist())
         out = {GAZ_COLUMN: gaz, CASE_COLUMN: case_column(corpus, self.word, self.case)}
         if GAZN_COLUMN in self.extra:
             out[GAZN_COLUMN] = gazn
@@ -218,6 +222,74 @@ class Gazetteer:
             if node is not None:
                 node[0] = kind
         return root
+
+    def _arrays(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        """The trie as the compiled walk reads it (`structperc.features.gazetteer_kernels`): the entity words' ids,
+        the sorted edge keys ``parent · n_words + word`` and their child nodes, each node's type id (-1: no string
+        ends there; node 0 is the root) and the type names (built on first use, again if `types` is replaced)."""
+        return self._of_types("_arrays_of", self._build_arrays)
+
+    def _build_arrays(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray, list[str]]:
+        vocab: dict[str, int] = {}
+        kind_ids: dict[str, int] = {}
+        edges: dict[tuple[int, int], int] = {}
+        node_kind = [-1]
+        for toks, kind in self.types.items():
+            node = 0
+            for w in toks:
+                step = (node, vocab.setdefault(w, len(vocab)))
+                child = edges.get(step)
+                if child is None:
+                    child = edges[step] = len(node_kind)
+                    node_kind.append(-1)
+                node = child
+            if node:
+                node_kind[node] = kind_ids.setdefault(kind, len(kind_ids))
+        n_words = max(len(vocab), 1)
+        keys = np.fromiter((p * n_words + w for p, w in edges), dtype=np.int64, count=len(edges))
+        order = np.argsort(keys, kind="stable")
+        children = np.fromiter(edges.values(), dtype=np.int32, count=len(edges))[order]
+        return vocab, keys[order], children, np.asarray(node_kind, dtype=np.int32), list(kind_ids)
+
+    def _compiled_columns(self, low: list[str], codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) \
+            -> tuple[list[str], list[str], list[str]] | None:
+        """`_columns` of the tokens (``low``: the lowercased distinct words, ``codes``: each token's) by the compiled
+        walk (`structperc.features.gazetteer_kernels`): the matches' lengths and types, made into the columns by
+        numpy; None without the ahead-of-time build (`_columns` walks in Python)."""
+        from structperc.compiled import loader
+
+        kernel = loader.aot("gazetteer_matches")
+        if kernel is None:
+            return None
+        vocab, keys, children, node_kind, kinds = self._arrays()
+        n = len(codes)
+        of_word = np.fromiter((vocab.get(w, -1) for w in low), dtype=np.int32, count=len(low))
+        words = of_word[codes] if n else np.zeros(0, dtype=np.int32)
+        length = np.empty(len(starts), dtype=np.int32)
+        kind = np.empty(len(starts), dtype=np.int32)
+        kernel(np.ascontiguousarray(words), np.ascontiguousarray(starts, dtype=np.int64),
+               np.ascontiguousarray(ends, dtype=np.int64), keys, children, node_kind, np.int64(max(len(vocab), 1)),
+               length, kind)
+        matched = length > 0
+        first, size, of_kind = starts[matched], length[matched].astype(np.int64), kind[matched].astype(np.int64)
+        covered = np.repeat(first, size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
+        # a token's value: 0 "O", else 1 + 2·type (+1 inside the match, not at its first token)
+        value = np.zeros(n, dtype=np.int64)
+        value[covered] = 2 + 2 * np.repeat(of_kind, size)
+        value[first] -= 1
+        names = np.asarray(["O"] + [f"{bi}-{k}" for k in kinds for bi in ("B", "I")], dtype=object)
+        gaz = names[value].tolist()
+        span = np.zeros(n, dtype=np.int64)
+        span[covered] = np.repeat(size, size)
+        gazn = np.asarray([str(i) for i in range(int(span.max(initial=0)) + 1)], dtype=object)[span].tolist()
+        gaza = gaz
+        if GAZA_COLUMN in self.extra and self.ambiguous:  # a match's every type: a few matches, in Python
+            gaza = list(gaz)
+            tokens = np.asarray(low, dtype=object)[codes]
+            for i, m, k in zip(first.tolist(), size.tolist(), of_kind.tolist()):
+                kinds_of = self.ambiguous.get(tuple(tokens[i:i + m].tolist()), kinds[k])
+                gaza[i:i + m] = ["B-" + kinds_of] + ["I-" + kinds_of] * (m - 1)
+        return gaz, gazn, gaza
 
     def column(self, words: list[str]) -> list[str]:
         """The ``gaz`` values of one sentence (longest matches, left to right)."""

@@ -154,12 +154,7 @@ def test_scan_contract_takes_the_callers_newline_count():
 def test_find_words_refuses_what_would_overrun_in_a_child(bad, message):
     """`find_words` writes a slot per wanted word and reads the wanted words' bytes by their offsets: slots too
     few or not empty, offsets past the bytes, a text without its final newline are refused before it runs."""
-    proc = run_child(f"""
-        import numpy as np
-        from structperc.compiled import loader, boundary
-        k = loader.aot("find_words")
-        if k is None:
-            print("no build"); raise SystemExit(0)
+    assert_refused_in_child("find_words", """
         text = np.frombuffer(b"ab\\nc\\n", dtype=np.uint8)
         query = np.frombuffer(b"abc", dtype=np.uint8)
         qptr = np.array([0, 2, 3])
@@ -167,14 +162,49 @@ def test_find_words_refuses_what_would_overrun_in_a_child(bad, message):
         def slots():
             return np.full(8, -1, np.int32)
         assert k(text, query, qptr, slots(), hashes, out) == 0 and out.tolist() == [0, 1]
+    """, bad, message)
+
+
+def assert_refused_in_child(name: str, setup: str, bad: str, message: str) -> None:
+    """In a child process: kernel ``name`` (as ``k``) works on the arguments ``setup`` makes, and raises
+    `boundary.KernelInputError` naming ``message`` on the arguments ``bad`` (a crash fails the test, not pytest)."""
+    proc = run_child(f"""
+        import numpy as np
+        from structperc.compiled import loader, boundary
+        k = loader.aot("{name}")
+        if k is None:
+            print("no build"); raise SystemExit(0)
+""" + textwrap.indent(textwrap.dedent(setup), " " * 8) + f"""
         try:
             k({bad})
         except boundary.KernelInputError as exc:
             print("raised", exc)
     """)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(("raised kernel find_words", "no build")) and (
+    assert proc.stdout.startswith((f"raised kernel {name}", "no build")) and (
         message in proc.stdout or "no build" in proc.stdout), proc.stdout
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("words, starts, np.array([3, 9]), keys, children, kinds, 2, length, kind", "spans outside"),
+    ("words, np.array([-1, 1]), ends, keys, children, kinds, 2, length, kind", "spans outside"),
+    ("words, starts, ends, keys, children, kinds, 2, length[:1], kind", "one length and one kind"),
+    ("words, starts, ends, keys, np.array([1, 7], np.int32), kinds, 2, length, kind", "child node ids"),
+    ("words, starts, ends, keys[:1], children, kinds, 2, length, kind", "one child per edge key"),
+    ("np.array([0, 5, 1], np.int32), starts, ends, keys, children, kinds, 2, length, kind", "word ids"),
+])
+def test_gazetteer_matches_refuses_what_would_overrun_in_a_child(bad, message):
+    """`gazetteer_matches` reads each start's tokens up to its end and the nodes its edges lead to: ends past the
+    tokens, children past the nodes, word ids past the words it was told of are refused before it runs."""
+    assert_refused_in_child("gazetteer_matches", """
+        words = np.array([0, 1, -1], np.int32)        # "a b x": the strings "a" (type 0) and "a b" (type 1)
+        starts, ends = np.array([0, 1]), np.array([3, 3])
+        keys, children = np.array([0 * 2 + 0, 1 * 2 + 1]), np.array([1, 2], np.int32)
+        kinds = np.array([-1, 0, 1], np.int32)
+        length, kind = np.empty(2, np.int32), np.empty(2, np.int32)
+        assert k(words, starts, ends, keys, children, kinds, 2, length, kind) == 1
+        assert length.tolist() == [2, 0] and kind.tolist() == [1, -1]
+    """, bad, message)
 
 
 def test_frozen_means_nothing_can_write_the_data():

@@ -238,6 +238,28 @@ def test_corpus_values_match_sentence_by_sentence(items, sentences):
         assert list(values[name]) == [v for m in by_sentence for v in m[k]]
 
 
+def test_the_compiled_walk_is_the_python_one(monkeypatch):
+    """`Gazetteer.values` walks the tokens by the compiled kernel where it is built; without it, in Python: the same
+    columns, the trie's arrays following a replaced `types`."""
+    from structperc.compiled import loader
+
+    if loader.aot("gazetteer_matches") is None:
+        import pytest
+
+        pytest.skip("the ahead-of-time build is absent: both sides would walk in Python")
+    g = Gazetteer([(("banco", "de", "españa"), "ORG"), (("de",), "MISC"), (("la", "paz"), "LOC"),
+                   (("la", "paz"), "PER")], extra=[GAZN_COLUMN, GAZA_COLUMN])
+    c = Corpus.from_sentences([["El", "Banco", "de", "España", "en", "La", "Paz"], ["de", "la"], ["paz"]])
+    compiled = g.values(c)
+    g.types = dict(g.types)  # a new table: the arrays are built again
+    assert g.values(c) == compiled
+    real = loader.aot
+    monkeypatch.setattr(loader, "aot", lambda name: None if name == "gazetteer_matches" else real(name))
+    assert g.values(c) == compiled
+    assert compiled[GAZ_COLUMN] == ["O", "B-ORG", "I-ORG", "I-ORG", "O", "B-LOC", "I-LOC", "B-MISC", "O", "O"]
+    assert compiled[GAZA_COLUMN][5:7] == ["B-LOC|PER", "I-LOC|PER"]
+
+
 def test_word_roles_are_derived_once_and_again_for_new_entries():
     g = Gazetteer([(("víctor", "castaño"), "PER")])
     first = g.word_roles()
