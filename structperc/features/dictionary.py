@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from structperc.features.forking import forked_map
-from structperc.io.corpus import Corpus, compact
+from structperc.io.corpus import Corpus, coded, compact
 
 
 class ColumnDictionary(Protocol):
@@ -117,12 +117,7 @@ def _fold_values(fold: int, learner: Any, corpus: Corpus, fold_of: np.ndarray) \
     values = learner.learn(np.flatnonzero(fold_of != fold)).values(corpus.select(rows))
     out = {}
     for name, column in values.items():
-        if isinstance(column, tuple):  # coded already
-            out[name] = column
-            continue
-        distinct = list(dict.fromkeys(column))
-        code = {v: i for i, v in enumerate(distinct)}
-        out[name] = (distinct, np.fromiter(map(code.__getitem__, column), dtype=np.int64, count=len(column)))
+        out[name] = column if isinstance(column, tuple) else coded(column)  # coded already, or now
     return out
 
 

@@ -38,12 +38,14 @@ from structperc.features.word_columns import (
     _case_observations,
     case_column,
     case_counts,
+    case_values,
     doc_mentions,
+    doc_role_codes,
     doc_roles,
     doc_runs,
     document_gap,
 )
-from structperc.io.corpus import Corpus
+from structperc.io.corpus import Corpus, coded, compact, expand
 from structperc.labels.schemes import convert
 
 #: The names other modules import from here (the columns read from the words alone live in
@@ -133,9 +135,10 @@ class Gazetteer:
             g.ambiguous = {tuple(t): k for t, k in data.get("ambiguous", [])}
         return g
 
-    def values(self, corpus: Corpus) -> dict[str, list[str]]:
+    def values(self, corpus: Corpus) -> dict[str, Any]:
         """The columns that depend on the entries: ``gaz``, ``case`` and the extra ``gazw``, ``gazt``,
-        ``gazn``, ``gaza`` (the ``doc`` columns do not, see `annotate`)."""
+        ``gazn``, ``gaza`` (the ``doc`` columns do not, see `annotate`), each as ``(distinct, codes)``
+        (`structperc.io.corpus.expand` gives one value per token)."""
         distinct, codes = corpus.factorize(self.word)
         low = [w.lower() for w in distinct]
         root = self._trie()
@@ -149,8 +152,8 @@ class Gazetteer:
             gaz, gazn, gaza = compiled
         else:
             tokens = np.asarray(low, dtype=object)[codes].tolist() if len(codes) else []
-            gaz, gazn, gaza = self._columns(tokens, candidates.tolist(), ends.tolist())
-        out = {GAZ_COLUMN: gaz, CASE_COLUMN: case_column(corpus, self.word, self.case)}
+            gaz, gazn, gaza = (coded(c) for c in self._columns(tokens, candidates.tolist(), ends.tolist()))
+        out = {GAZ_COLUMN: gaz, CASE_COLUMN: case_values(corpus, self.word, self.case)}
         if GAZN_COLUMN in self.extra:
             out[GAZN_COLUMN] = gazn
         if GAZA_COLUMN in self.extra:
@@ -159,7 +162,7 @@ class Gazetteer:
             roles, kinds = self.word_roles()
             for name, table in ((GAZW_COLUMN, roles), (GAZT_COLUMN, kinds)):
                 if name in self.extra:
-                    out[name] = np.asarray([table.get(w, "O") for w in low], dtype=object)[codes].tolist()
+                    out[name] = compact([table.get(w, "O") for w in low], codes)
         return out
 
     def word_roles(self) -> tuple[dict[str, str], dict[str, str]]:
@@ -187,7 +190,7 @@ class Gazetteer:
         the whole corpus)."""
         values = values if values is not None else self.values(corpus)
         out = corpus.with_column(GAZ_COLUMN, values[GAZ_COLUMN]) \
-            .with_column(DOC_COLUMN, doc_roles(corpus, self.word)) \
+            .with_column(DOC_COLUMN, doc_role_codes(corpus, self.word)) \
             .with_column(CASE_COLUMN, values[CASE_COLUMN])
         for name in self.extra:
             if name == DOCP_COLUMN:
@@ -252,7 +255,7 @@ class Gazetteer:
         return vocab, keys[order], children, np.asarray(node_kind, dtype=np.int32), list(kind_ids)
 
     def _compiled_columns(self, low: list[str], codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) \
-            -> tuple[list[str], list[str], list[str]] | None:
+            -> tuple[tuple[list[str], np.ndarray], ...] | None:
         """`_columns` of the tokens (``low``: the lowercased distinct words, ``codes``: each token's) by the compiled
         walk (`structperc.features.gazetteer_kernels`): the matches' lengths and types, made into the columns by
         numpy; None without the ahead-of-time build (`_columns` walks in Python)."""
@@ -277,18 +280,18 @@ class Gazetteer:
         value = np.zeros(n, dtype=np.int64)
         value[covered] = 2 + 2 * np.repeat(of_kind, size)
         value[first] -= 1
-        names = np.asarray(["O"] + [f"{bi}-{k}" for k in kinds for bi in ("B", "I")], dtype=object)
-        gaz = names[value].tolist()
+        gaz = compact(["O"] + [f"{bi}-{k}" for k in kinds for bi in ("B", "I")], value)
         span = np.zeros(n, dtype=np.int64)
         span[covered] = np.repeat(size, size)
-        gazn = np.asarray([str(i) for i in range(int(span.max(initial=0)) + 1)], dtype=object)[span].tolist()
+        gazn = compact([str(i) for i in range(int(span.max(initial=0)) + 1)], span)
         gaza = gaz
         if GAZA_COLUMN in self.extra and self.ambiguous:  # a match's every type: a few matches, in Python
-            gaza = list(gaz)
+            every = expand(*gaz)
             tokens = np.asarray(low, dtype=object)[codes]
             for i, m, k in zip(first.tolist(), size.tolist(), of_kind.tolist()):
                 kinds_of = self.ambiguous.get(tuple(tokens[i:i + m].tolist()), kinds[k])
-                gaza[i:i + m] = ["B-" + kinds_of] + ["I-" + kinds_of] * (m - 1)
+                every[i:i + m] = ["B-" + kinds_of] + ["I-" + kinds_of] * (m - 1)
+            gaza = coded(every)
         return gaz, gazn, gaza
 
     def column(self, words: list[str]) -> list[str]:

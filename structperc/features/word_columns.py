@@ -11,7 +11,7 @@ from typing import Iterable
 
 import numpy as np
 
-from structperc.io.corpus import Corpus
+from structperc.io.corpus import Corpus, compact, expand
 
 DOC_COLUMN = "doc"
 #: Document-level columns beside ``doc`` (same window): earlier/later mentions of the word
@@ -45,11 +45,16 @@ _ROLE_NAMES = ["".join(ch for b, ch in enumerate(_ROLES) if v >> b & 1) or "0" f
 
 
 def doc_roles(corpus: Corpus, word: str, window: int = DOC_WINDOW) -> list[str]:
-    """Per token: ``-`` unless it starts with a capital; else the roles (letters of ``FLMSl``, sorted;
-    ``0`` for none) that its lowercased form has at its *other* occurrences within ``window``
-    sentences either side: ``F``/``M``/``L`` first, middle or last word of a run of two or more
-    capitalised words, ``S`` a capitalised word alone, ``l`` a word starting in lowercase. Sentence-
-    initial occurrences (capitalised whatever they are) are not evidence.
+    """`doc_role_codes` as one value per token."""
+    return expand(*doc_role_codes(corpus, word, window))
+
+
+def doc_role_codes(corpus: Corpus, word: str, window: int = DOC_WINDOW) -> tuple[list[str], np.ndarray]:
+    """Per token, as ``(distinct, codes)`` (`structperc.io.corpus.compact`: no string per token): ``-`` unless it
+    starts with a capital; else the roles (letters of ``FLMSl``, sorted; ``0`` for none) that its lowercased form
+    has at its *other* occurrences within ``window`` sentences either side: ``F``/``M``/``L`` first, middle or
+    last word of a run of two or more capitalised words, ``S`` a capitalised word alone, ``l`` a word starting in
+    lowercase. Sentence-initial occurrences (capitalised whatever they are) are not evidence.
 
     Vectorized: string tests run once per distinct word; the window counts are binary searches in
     one sorted table of (word, sentence) keys per role.
@@ -64,7 +69,7 @@ def doc_roles(corpus: Corpus, word: str, window: int = DOC_WINDOW) -> list[str]:
     distinct, codes = corpus.factorize(word)
     n = len(codes)
     if n == 0:
-        return []
+        return [], np.zeros(0, np.int64)
     cap_d = np.fromiter((w[:1].isupper() for w in distinct), bool, len(distinct))
     low_d = np.fromiter((w[:1].islower() for w in distinct), bool, len(distinct))
     ids: dict[str, int] = {}
@@ -91,9 +96,9 @@ def doc_roles(corpus: Corpus, word: str, window: int = DOC_WINDOW) -> list[str]:
         count = np.searchsorted(table, probe + window, "right") - np.searchsorted(table, probe - window)
         count -= evidence[where]                  # not the token itself
         bits |= np.where(count > 0, 1 << b, 0)
-    out = np.full(n, "-", dtype=object)
-    out[where] = np.asarray(_ROLE_NAMES, dtype=object)[bits]
-    return out.tolist()
+    value = np.zeros(n, np.int64)  # "-", else 1 + the role bits
+    value[where] = bits + 1
+    return compact(["-"] + _ROLE_NAMES, value)
 
 
 def _cap_keys(corpus: Corpus, word: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -233,15 +238,30 @@ def case_counts(corpus: Corpus, word: str) -> dict[str, tuple[int, int]]:
     return {w: (int(a), int(b)) for w, a, b in zip(vocab, nl.tolist(), nc.tolist()) if a or b}
 
 
-def _case_values(corpus: Corpus, word: str, nl: np.ndarray, nc: np.ndarray) -> list[str]:
-    """The ``case`` column from per-token counts (see `case_column`)."""
+#: The ``case`` column's values: ``-``, then each kind and each kind sentence-initially (`case_column`).
+_CASE_KINDS = ["U", "C", "L", "M", "m"]
+_CASE_VALUES = ["-"] + _CASE_KINDS + [k + "^" for k in _CASE_KINDS]
+
+
+def _case_values(corpus: Corpus, word: str, nl: np.ndarray, nc: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The ``case`` column from per-token counts (see `case_column`), as ``(distinct, codes)``
+    (`structperc.io.corpus.compact`: no string per token)."""
     distinct, codes = corpus.factorize(word)
     cap = np.fromiter((w[:1].isupper() for w in distinct), bool, len(distinct))[codes]
-    kind = np.select([(nl == 0) & (nc == 0), nl == 0, nc == 0, nc >= nl], ["U", "C", "L", "M"], "m")
+    kind = np.select([(nl == 0) & (nc == 0), nl == 0, nc == 0, nc >= nl], [1, 2, 3, 4], 5)
     pos, _ = corpus.positions()
-    out = np.where(pos == 0, np.char.add(kind.astype(str), "^"), kind).astype(object)
-    out[~cap] = "-"
-    return out.tolist()
+    value = np.where(pos == 0, kind + len(_CASE_KINDS), kind)
+    value[~cap] = 0
+    return compact(_CASE_VALUES, value)
+
+
+def case_values(corpus: Corpus, word: str, counts: dict[str, tuple[int, int]]) -> tuple[list[str], np.ndarray]:
+    """`case_column` as ``(distinct, codes)``, what a gazetteer writes."""
+    distinct, codes = corpus.factorize(word)
+    seen = [counts.get(w.lower(), (0, 0)) for w in distinct]
+    nl = np.fromiter((a for a, _ in seen), np.int64, len(seen))
+    nc = np.fromiter((b for _, b in seen), np.int64, len(seen))
+    return _case_values(corpus, word, nl[codes], nc[codes])
 
 
 def case_column(corpus: Corpus, word: str, counts: dict[str, tuple[int, int]]) -> list[str]:
@@ -256,8 +276,4 @@ def case_column(corpus: Corpus, word: str, counts: dict[str, tuple[int, int]]) -
     >>> case_column(c, "word", {"el": (9, 1), "presidente": (5, 0), "salvador": (0, 3)})
     ['m^', '-', '-', 'm', 'C']
     """
-    distinct, codes = corpus.factorize(word)
-    seen = [counts.get(w.lower(), (0, 0)) for w in distinct]
-    nl = np.fromiter((a for a, _ in seen), np.int64, len(seen))
-    nc = np.fromiter((b for _, b in seen), np.int64, len(seen))
-    return _case_values(corpus, word, nl[codes], nc[codes])
+    return expand(*case_values(corpus, word, counts))

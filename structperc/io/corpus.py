@@ -88,11 +88,24 @@ def compact(distinct: list[str], codes: np.ndarray) -> tuple[list[str], np.ndarr
     `Corpus.factorize` numbers them), for a subset of a corpus's tokens."""
     if not len(codes):
         return [], np.zeros(0, dtype=np.int64)
-    used, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(used), dtype=np.int64)
-    rank[order] = np.arange(len(used), dtype=np.int64)
-    return [distinct[i] for i in used[order].tolist()], rank[inverse.reshape(-1)]
+    n = len(codes)
+    # each value's first token, by one unbuffered pass (no sort: 1-4 ms for 257,665 tokens, where np.unique's
+    # sorts took 17-30)
+    first = np.full(len(distinct), n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n, dtype=np.int64))
+    used = np.flatnonzero(first < n)
+    order = used[np.argsort(first[used], kind="stable")]
+    rank = np.empty(len(distinct), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return [distinct[i] for i in order.tolist()], rank[codes]
+
+
+def coded(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """One value per token as ``(distinct, codes)``, the values numbered in order of first occurrence (as
+    `Corpus.factorize` numbers them)."""
+    distinct = list(dict.fromkeys(values))
+    code = {v: i for i, v in enumerate(distinct)}
+    return distinct, np.fromiter(map(code.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 @dataclass

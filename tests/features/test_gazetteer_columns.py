@@ -8,6 +8,7 @@ import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import expanded
 
 from structperc.features.gazetteer import (
     BASE_COLUMNS,
@@ -50,7 +51,7 @@ def test_values_word_level_and_match_length():
     g = Gazetteer([(("víctor", "castaño"), "PER"), (("banco", "de", "españa"), "ORG"), (("españa",), "LOC")],
                   extra=EXTRA_COLUMNS)
     c = Corpus.from_sentences([["Víctor", "Pérez", "y", "el", "Banco", "de", "España"], ["ESPAÑA", "."]])
-    v = g.values(c)
+    v = expanded(g.values(c))
     assert v[GAZ_COLUMN] == ["O", "O", "O", "O", "B-ORG", "I-ORG", "I-ORG", "B-LOC", "O"]
     assert v[GAZN_COLUMN] == ["0", "0", "0", "0", "3", "3", "3", "1", "0"]
     assert v[GAZA_COLUMN] == v[GAZ_COLUMN]                     # no string with two types
@@ -232,10 +233,10 @@ def test_corpus_values_match_sentence_by_sentence(items, sentences):
     """The corpus-wide pass walks only the tokens an entity string starts with, and never across a sentence's
     end: the same columns as `Gazetteer.matches` sentence by sentence."""
     g = Gazetteer([(tuple(w.lower() for w in toks), kind) for toks, kind in items], extra=[GAZN_COLUMN, GAZA_COLUMN])
-    values = g.values(Corpus.from_sentences(sentences))
+    values = expanded(g.values(Corpus.from_sentences(sentences)))
     by_sentence = [g.matches(s) for s in sentences]
     for name, k in ((GAZ_COLUMN, 0), (GAZN_COLUMN, 1), (GAZA_COLUMN, 2)):
-        assert list(values[name]) == [v for m in by_sentence for v in m[k]]
+        assert values[name] == [v for m in by_sentence for v in m[k]]
 
 
 def test_the_compiled_walk_is_the_python_one(monkeypatch):
@@ -250,12 +251,12 @@ def test_the_compiled_walk_is_the_python_one(monkeypatch):
     g = Gazetteer([(("banco", "de", "españa"), "ORG"), (("de",), "MISC"), (("la", "paz"), "LOC"),
                    (("la", "paz"), "PER")], extra=[GAZN_COLUMN, GAZA_COLUMN])
     c = Corpus.from_sentences([["El", "Banco", "de", "España", "en", "La", "Paz"], ["de", "la"], ["paz"]])
-    compiled = g.values(c)
+    compiled = expanded(g.values(c))
     g.types = dict(g.types)  # a new table: the arrays are built again
-    assert g.values(c) == compiled
+    assert expanded(g.values(c)) == compiled
     real = loader.aot
     monkeypatch.setattr(loader, "aot", lambda name: None if name == "gazetteer_matches" else real(name))
-    assert g.values(c) == compiled
+    assert expanded(g.values(c)) == compiled
     assert compiled[GAZ_COLUMN] == ["O", "B-ORG", "I-ORG", "I-ORG", "O", "B-LOC", "I-LOC", "B-MISC", "O", "O"]
     assert compiled[GAZA_COLUMN][5:7] == ["B-LOC|PER", "I-LOC|PER"]
 
