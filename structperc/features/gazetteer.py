@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
+from structperc.features.dictionary import word_columns
 from structperc.features.word_columns import (
     DOC_COLUMN,
     DOC_COLUMNS,
@@ -160,9 +161,9 @@ class Gazetteer:
             out[GAZA_COLUMN] = gaza
         if GAZW_COLUMN in self.extra or GAZT_COLUMN in self.extra:
             roles, kinds = self.word_roles()
-            for name, table in ((GAZW_COLUMN, roles), (GAZT_COLUMN, kinds)):
-                if name in self.extra:
-                    out[name] = compact([table.get(w, "O") for w in low], codes)
+            out.update(word_columns(corpus, self.word, {
+                name: lambda w, table=table: table.get(w.lower(), "O")
+                for name, table in ((GAZW_COLUMN, roles), (GAZT_COLUMN, kinds)) if name in self.extra}))
         return out
 
     def word_roles(self) -> tuple[dict[str, str], dict[str, str]]:

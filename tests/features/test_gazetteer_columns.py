@@ -51,6 +51,9 @@ def test_values_word_level_and_match_length():
     g = Gazetteer([(("víctor", "castaño"), "PER"), (("banco", "de", "españa"), "ORG"), (("españa",), "LOC")],
                   extra=EXTRA_COLUMNS)
     c = Corpus.from_sentences([["Víctor", "Pérez", "y", "el", "Banco", "de", "España"], ["ESPAÑA", "."]])
+    for name, (distinct, codes) in g.values(c).items():  # as `Corpus.factorize` codes a column
+        assert len(set(distinct)) == len(distinct), name  # one code per value
+        assert list(dict.fromkeys(codes.tolist())) == list(range(len(distinct))), name  # by first occurrence
     v = expanded(g.values(c))
     assert v[GAZ_COLUMN] == ["O", "O", "O", "O", "B-ORG", "I-ORG", "I-ORG", "B-LOC", "O"]
     assert v[GAZN_COLUMN] == ["0", "0", "0", "0", "3", "3", "3", "1", "0"]
