@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from structperc.compiled.boundary import rising
-from structperc.compiled.threads import map_threads, tagging_shards
+from structperc.compiled.threads import map_threads, tagging_shards, token_range
 from structperc.decode.viterbi import viterbi_batch
 from structperc.errors import InputError
 from structperc.features.index import Features
@@ -109,10 +109,9 @@ def in_runs(feats: Features, work: Callable[[Features, slice, slice], bool]) -> 
         return work(feats, slice(0, int(ptr[-1])), slice(0, len(ptr) - 1))
     runs = []
     for k in range(len(bounds) - 1):
-        first, last = int(bounds[k]), int(bounds[k + 1])
-        rows = slice(int(ptr[first]), int(ptr[last]))
-        runs.append((Features(feats.state[rows], feats.trans[rows], ptr[first:last + 1] - ptr[first]), rows,
-                     slice(first, last)))
+        rows, sents = token_range(ptr, bounds, k), slice(int(bounds[k]), int(bounds[k + 1]))
+        runs.append((Features(feats.state[rows], feats.trans[rows], ptr[sents.start:sents.stop + 1] - rows.start),
+                     rows, sents))
     return all(map_threads(lambda k: work(*runs[k]), len(runs), len(runs)))
 
 

@@ -66,7 +66,13 @@ def _check_ids(ids: np.ndarray, n_tokens: int, L: int) -> np.ndarray:
 
 def _kernel_args(weights: Weights, feats: Features) -> tuple[np.ndarray, ...]:
     """The arrays `structperc.decode.fb_kernels.fb_corpus` reads, checked so that it cannot read
-    out of bounds (InputError otherwise: what the numpy path would trip over too).
+    out of bounds (InputError otherwise: what the numpy path would trip over too): the features'
+    (`check_features`), then the weights' (`_weight_args`)."""
+    return (*check_features(weights, feats), *_weight_args(weights))
+
+
+def _weight_args(weights: Weights) -> tuple[np.ndarray, ...]:
+    """The weight arrays of `_kernel_args`, checked: once per call, whatever the runs of sentences.
 
     Dense state weights (every attribute with every label) are read by offset ``a · L`` and need no
     check of their row offsets and label ids: that O(model) scan would cost ~4 ms per call on a
@@ -74,7 +80,6 @@ def _kernel_args(weights: Weights, feats: Features) -> tuple[np.ndarray, ...]:
     """
     c = np.ascontiguousarray
     L = weights.n_labels
-    X, XT, ptr = check_features(weights, feats)
     sw = weights.sparse
     A = len(sw.ptr) - 1
     cond = c(weights.cond, dtype=np.float32)
@@ -87,7 +92,7 @@ def _kernel_args(weights: Weights, feats: Features) -> tuple[np.ndarray, ...]:
         if A < 0 or sw.ptr[0] != 0 or sw.ptr[-1] != len(sw.values) or not rising(sw.ptr) \
                 or (len(sw.labels) and (int(sw.labels.min()) < 0 or int(sw.labels.max()) >= L)):
             raise InputError("state weights with malformed row offsets or label ids")
-    return X, XT, ptr, sw.ptr, sw.labels, sw.values, base, cond, end
+    return sw.ptr, sw.labels, sw.values, base, cond, end
 
 
 def _run_compiled(weights: Weights, feats: Features, temperature: float, allowed: np.ndarray | None,
@@ -106,11 +111,12 @@ def _run_compiled(weights: Weights, feats: Features, temperature: float, allowed
     path_lp = np.zeros(n_sent if ids is not None else 0)  # an empty sentence: log 1 (the kernel skips it)
     path = None if ids is None else np.ascontiguousarray(ids, dtype=np.int32)
     none = np.zeros((0, L), dtype=np.bool_), np.zeros(0, dtype=np.int32), np.empty((0, L)), np.zeros(0)
+    weight_args = _weight_args(weights)
 
     def run(f: Features, tokens: slice, sents: slice) -> bool:  # a run of sentences (`in_runs`): its rows
-        kernel(*_kernel_args(weights, f), 1.0 / temperature, none[0] if allowed is None else allowed[tokens],
-               none[1] if path is None else path[tokens], out[tokens] if want_marginals else none[2],
-               log_z[sents], path_lp[sents] if ids is not None else none[3])
+        kernel(*check_features(weights, f), *weight_args, 1.0 / temperature,
+               none[0] if allowed is None else allowed[tokens], none[1] if path is None else path[tokens],
+               out[tokens] if want_marginals else none[2], log_z[sents], path_lp[sents] if ids is not None else none[3])
         return True
 
     in_runs(feats, run)

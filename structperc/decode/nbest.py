@@ -234,15 +234,15 @@ def _nbest_compiled(weights: Weights, feats: Features, k: int, allowed: np.ndarr
     sw = weights.sparse
     L = weights.n_labels
     none = np.zeros((0, L), dtype=np.bool_)
+    weight_args = (sw.ptr, sw.labels, sw.values, weights.base_transitions(), c(weights.cond, dtype=np.float32),
+                   c(weights.end, dtype=np.float64))  # once per call, whatever the runs of sentences
 
     def run(f: Features, tokens: slice, sents: slice) -> bool:  # a run of sentences (`in_runs`)
         whole = tokens.stop - tokens.start == ids.shape[1]
         # ids[:, tokens] is not contiguous: a run fills its own rows, copied in after
         mine = ids if whole else np.full((k, tokens.stop - tokens.start), -1, dtype=np.int32)
         kernel(c(f.state, dtype=np.int32), c(f.trans, dtype=np.int32), c(f.sent_ptr, dtype=np.int64),
-               sw.ptr, sw.labels, sw.values, weights.base_transitions(), c(weights.cond, dtype=np.float32),
-               c(weights.end, dtype=np.float64), none if allowed is None else allowed[tokens], np.int64(k), mine,
-               scores[sents])
+               *weight_args, none if allowed is None else allowed[tokens], np.int64(k), mine, scores[sents])
         if not whole:
             ids[:, tokens] = mine
         return True

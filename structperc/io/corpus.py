@@ -103,6 +103,7 @@ def compact(distinct: list[str], codes: np.ndarray) -> tuple[list[str], np.ndarr
 def coded(values: list[str]) -> tuple[list[str], np.ndarray]:
     """One value per token as ``(distinct, codes)``, the values numbered in order of first occurrence (as
     `Corpus.factorize` numbers them)."""
+    # dict.fromkeys and map run in C: no Python bytecode per token
     distinct = list(dict.fromkeys(values))
     code = {v: i for i, v in enumerate(distinct)}
     return distinct, np.fromiter(map(code.__getitem__, values), dtype=np.int64, count=len(values))
@@ -183,13 +184,7 @@ class Corpus:
                 raise InputError(
                     f"unknown column {column!r} (columns: {', '.join(self.columns)})", self.source
                 )
-            values = self.columns[column]
-            # dict.fromkeys and map run in C: no Python bytecode per token
-            distinct = list(dict.fromkeys(values))
-            index = {v: i for i, v in enumerate(distinct)}
-            codes = np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
-            hit = (distinct, codes)
-            self._factorized[column] = hit
+            hit = self._factorized[column] = coded(self.columns[column])
         return hit
 
     def positions(self) -> tuple[np.ndarray, np.ndarray]:
