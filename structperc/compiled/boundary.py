@@ -370,15 +370,34 @@ def _lookup_keys(keys, slots, shift, query, offset, out) -> None:
     _once(slots, ("keys", keys.shape[0]), lambda: _ids_within("lookup_keys", "slot", slots, -1, keys.shape[0]))
 
 
-def _find_words(text, query, qptr, slots, hashes, out) -> None:
-    name = "find_words"
-    _offsets(name, "wanted word offsets", qptr, query.shape[0])
-    n = qptr.shape[0] - 1
-    size = slots.shape[0]
-    _need(hashes.shape[0] == n and out.shape[0] == n, name, "one hash and one answer per wanted word")
-    _need(size >= 2 * n and size > 0 and size & (size - 1) == 0 and bool(np.all(slots == -1)), name,
-          "the slots must be an empty power of two at least twice the wanted words")
+def _index_words(text, starts, slots) -> None:
+    name = "index_words"
     _need(text.shape[0] == 0 or int(text[-1]) == 10, name, "the stored words must end with a newline")
+    words = int(np.count_nonzero(text == 10))
+    _need(starts.shape[0] == words + 1, name, f"room for the starts of {words} words and their end")
+    size = slots.shape[0]
+    _need(size > words and size & (size - 1) == 0 and bool(np.all(slots == -1)), name,
+          "the slots must be an empty power of two larger than the words")
+
+
+def _probe_words(text, starts, slots, query, qptr, out) -> None:
+    name = "probe_words"
+    _offsets(name, "wanted word offsets", qptr, query.shape[0])
+    _need(out.shape[0] == qptr.shape[0] - 1, name, "one answer per wanted word")
+    words = starts.shape[0] - 1
+    size = slots.shape[0]
+    _need(words >= 0 and size > words and size & (size - 1) == 0, name,
+          "the slots must be a power of two larger than the words")
+    # every word ends with its newline: the starts rise strictly, from 0 to the text's end
+    _once(starts, ("text", text.shape[0]), lambda: _need(
+        int(starts[0]) == 0 and int(starts[-1]) == text.shape[0] and rising(starts, strict=True), name,
+        "word starts must rise strictly from 0 to the text's length"))
+
+    def sound_slots() -> None:
+        _ids_within(name, "slot", slots, -1, words)
+        _need(bool((slots < 0).any()), name, "no empty slot")
+
+    _once(slots, ("words", words), sound_slots)
 
 
 def _gazetteer_matches(words, starts, ends, keys, children, kinds, n_words, length, kind) -> None:
@@ -424,7 +443,8 @@ CONTRACTS: dict[str, Callable[..., None]] = {
     "build_table": _build_table,
     "build_key_slots": _build_key_slots,
     "lookup_keys": _lookup_keys,
-    "find_words": _find_words,
+    "index_words": _index_words,
+    "probe_words": _probe_words,
     "gazetteer_matches": _gazetteer_matches,
     "rows_ascending": _rows_ascending,
     "pad_rows": _pad_rows,

@@ -163,6 +163,7 @@ def exported_signatures() -> dict[str, str]:
         import ast
 
         package = Path(__file__).resolve().parent.parent
+        signatures, exporters = {}, {}
         for module_name in dict.fromkeys(m for group in GROUPS.values() for m in group):
             source = (package / (module_name.replace(".", "/") + ".py")).read_text(encoding="utf-8")
             at = source.find("\nAOT_EXPORTS")
@@ -175,8 +176,12 @@ def exported_signatures() -> dict[str, str]:
                 if depth == 0:
                     break
             for name, signature in ast.literal_eval(source[start:end + 1]).items():
-                _SIGNATURES[name] = signature
-                _EXPORTERS[name] = module_name
+                signatures[name] = signature
+                exporters[name] = module_name
+        # whole, in one step each (under the GIL): a thread that finds them filled never finds them half filled
+        # (a model's word tables are indexed in a thread of their own while the model's reading asks for kernels)
+        _EXPORTERS.update(exporters)
+        _SIGNATURES.update(signatures)
     return _SIGNATURES
 
 

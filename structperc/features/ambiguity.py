@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from structperc.features.dictionary import with_columns
+from structperc.features.dictionary import with_columns, word_columns
 from structperc.features.tagdict import TagDictionary
 from structperc.io.corpus import Corpus
 
@@ -35,14 +35,12 @@ class AmbiguityClasses:
     def __init__(self, table: dict[str, str], lower: dict[str, str], word: str = "word"):
         self.table, self.lower, self.word = table, lower, word
 
-    def values(self, corpus: Corpus) -> dict[str, list[str]]:
-        """The ``amb`` and ``lamb`` columns of ``corpus`` (each distinct word looked up once)."""
-        distinct, codes = corpus.factorize(self.word)
-        if not len(codes):
-            return {AMB_COLUMN: [], LAMB_COLUMN: []}
-        amb = np.asarray([self.table.get(w, UNKNOWN) for w in distinct], dtype=object)
-        lamb = np.asarray([self.lower.get(w.lower(), UNKNOWN) for w in distinct], dtype=object)
-        return {AMB_COLUMN: amb[codes].tolist(), LAMB_COLUMN: lamb[codes].tolist()}
+    def values(self, corpus: Corpus) -> dict[str, tuple[list[str], np.ndarray]]:
+        """The ``amb`` and ``lamb`` columns of ``corpus`` as ``(distinct, codes)`` (each distinct word looked up
+        once, no string per token)."""
+        table, lower = self.table, self.lower
+        return word_columns(corpus, self.word, {AMB_COLUMN: lambda w: table.get(w, UNKNOWN),
+                                                LAMB_COLUMN: lambda w: lower.get(w.lower(), UNKNOWN)})
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), COLUMNS)

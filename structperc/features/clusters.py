@@ -28,8 +28,8 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.dictionary import FixedLearner, with_columns
-from structperc.features.resources.storage import StoredClasses
-from structperc.io.corpus import Corpus
+from structperc.features.resources.storage import StoredClasses, spellings
+from structperc.io.corpus import Corpus, compact
 from structperc.io.text import open_text_lines
 
 CLUSTER_COLUMN = "clu"
@@ -100,15 +100,6 @@ class ClusterMap:
         """Word → path."""
         return self._stored.table()
 
-    def _found(self, words: list[str]) -> list[str | None]:
-        """`path` of each of ``words``."""
-        hit = self._stored.lookup([*words, *(w.lower() for w in words)])
-        found = []
-        for w in words:
-            p = hit.get(w)
-            found.append(p if p is not None else hit.get(w.lower()))
-        return found
-
     @property
     def n_clusters(self) -> int:
         """Distinct paths (leaves of the tree that hold words)."""
@@ -121,26 +112,22 @@ class ClusterMap:
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
         """One value per token for every column, as ``(distinct, codes)``, the values numbered in order of
-        first occurrence (as `structperc.features.dictionary.word_columns` numbers them). A word's path is
-        looked up once; the prefixes are taken of the few distinct paths, not of every word."""
-        distinct, codes = corpus.factorize(self.word)
-        found = self._found(list(distinct))
-        paths = sorted({p for p in found if p is not None})
-        index = {p: i for i, p in enumerate(paths)}
-        unknown = len(paths)
-        path_of = np.fromiter((unknown if p is None else index[p] for p in found), np.int64, len(found))
+        first occurrence (as `structperc.features.dictionary.word_columns` numbers them). The distinct words,
+        as written and lowercased, are found in one pass over the table (`spellings`, shared with the model's
+        other tables); the prefixes are taken of the table's few distinct paths, not of every word."""
+        codes = corpus.factorize(self.word)[1]
+        found = spellings(corpus, self.word)
+        paths = self._stored.class_names
+        path_of = found.as_written_else_lower(self._stored.class_ids(found.query))
+        path_of[path_of < 0] = len(paths)  # the unknown words' value is listed after the paths
         out = {}
         for name, n in zip(self.columns, self.prefixes + (None,)):
-            prefixed = [p if n is None else p[:n] for p in paths]
-            values = list(dict.fromkeys(prefixed + [UNKNOWN]))
+            prefixed = [p if n is None else p[:n] for p in paths] + [UNKNOWN]
+            values = list(dict.fromkeys(prefixed))
             position = {v: i for i, v in enumerate(values)}
-            of_path = np.fromiter(map(position.__getitem__, prefixed), np.int64, len(paths))
-            per_word = np.append(of_path, position[UNKNOWN])[path_of]
-            seen, first = np.unique(per_word, return_index=True)
-            order = seen[np.argsort(first)]  # the values in order of first occurrence
-            renumber = np.empty(len(values), np.int64)
-            renumber[order] = np.arange(len(order))
-            out[name] = ([values[k] for k in order.tolist()], renumber[per_word][codes])
+            of_path = np.fromiter(map(position.__getitem__, prefixed), np.int64, len(prefixed))
+            kept, of_word = compact(values, of_path[path_of])  # per distinct word, in order of first occurrence
+            out[name] = (kept, of_word[codes])
         return out
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:

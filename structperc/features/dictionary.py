@@ -28,8 +28,9 @@ class ColumnDictionary(Protocol):
     def columns(self) -> tuple[str, ...]:
         """The columns it writes (templates that read none of them need no dictionary)."""
 
-    def values(self, corpus: Corpus) -> dict[str, list[str]]:
-        """The columns that depend on the dictionary's entries, one value per token of ``corpus``."""
+    def values(self, corpus: Corpus) -> dict[str, Any]:
+        """The columns that depend on the dictionary's entries, one value per token of ``corpus``: a list, or
+        ``(distinct, codes)`` as `Corpus.factorize` gives them."""
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         """``corpus`` with every column of the dictionary: ``values`` (jackknifed: lists, or

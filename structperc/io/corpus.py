@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from structperc.errors import InputError
+
+T = TypeVar("T")
 
 
 class ColumnMap(Mapping):
@@ -187,6 +189,15 @@ class Corpus:
             hit = self._factorized[column] = coded(self.columns[column])
         return hit
 
+    def derived(self, column: str, what: str, make: Callable[[], T]) -> T:
+        """``make()``, a value computed from column ``column`` alone (its words' lowercase forms, say), once per
+        corpus: kept beside the column's codes, carried to the corpora `with_column` makes while the column is
+        unchanged, and dropped with it."""
+        key = (column, what)
+        if key not in self._factorized:
+            self._factorized[key] = make()
+        return self._factorized[key]
+
     def positions(self) -> tuple[np.ndarray, np.ndarray]:
         """Per token: its index inside its sentence and its sentence's length."""
         hit = self._factorized.get(("__positions__",))
@@ -249,7 +260,8 @@ class Corpus:
             cols[name] = values  # type: ignore[assignment]
             out = Corpus(cols, self.sent_ptr, self.source, self.sent_lines)
         # the other columns are unchanged: their codes (and the positions) still hold
-        out._factorized.update({k: v for k, v in self._factorized.items() if k != name})
+        out._factorized.update({k: v for k, v in self._factorized.items()
+                                if k != name and not (isinstance(k, tuple) and k[0] == name)})
         if coded:
             out._factorized[name] = values
         return out

@@ -41,23 +41,23 @@ def test_the_build_sets_release_gil_for_the_nogil_kernels_only(monkeypatch):
     assert pycc.compile_extra is fake  # and pycc's compile step is restored
 
 
-@pytest.mark.skipif(loader.aot("find_words") is None, reason="the ahead-of-time build is absent")
+@pytest.mark.skipif(loader.aot("probe_words") is None, reason="the ahead-of-time build is absent")
 def test_a_compiled_kernel_lets_another_thread_run_while_it_works():
     """While one thread is inside a long kernel call, the main thread keeps running: the longest pause between
     two of its steps stays far below the call's length (a kernel holding the GIL pauses it for all of it)."""
-    kernel = loader.aot("find_words")
+    kernel = loader.aot("probe_words")
     old = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)
-    text = np.tile(np.frombuffer(b"abcdefg\n", dtype=np.uint8), 16_000_000)  # 128 MB of words no one wants
-    query = np.frombuffer(b"zz", dtype=np.uint8)
-    qptr = np.array([0, 2], dtype=np.int64)
+    text = np.frombuffer(b"a\n", dtype=np.uint8)  # a table of one word, and a wanted word of 128 MB to hash
+    starts, slots = np.array([0, 2], dtype=np.int32), np.array([0, -1], dtype=np.int32)
+    query = np.tile(np.frombuffer(b"abcdefgh", dtype=np.uint8), 16_000_000)
+    qptr = np.array([0, len(query)], dtype=np.int64)
     times: dict[str, float] = {}
     done = threading.Event()
 
     def call():
-        slots = np.full(4, -1, dtype=np.int32)
         times["in"] = time.perf_counter()
-        kernel(text, query, qptr, slots, np.empty(1, np.int64), np.empty(1, np.int64))
+        kernel(text, starts, slots, query, qptr, np.empty(1, np.int64))
         times["out"] = time.perf_counter()
         done.set()
 

@@ -144,24 +144,52 @@ def test_scan_contract_takes_the_callers_newline_count():
 
 
 @pytest.mark.parametrize("bad, message", [
-    ("text[:-1], query, qptr, slots(), hashes, out", "end with a newline"),
-    ("text, query, np.array([0, 1, 9]), slots(), hashes, out", "wanted word offsets"),
-    ("text, query, qptr, np.full(2, -1, np.int32), hashes, out", "twice the wanted words"),
-    ("text, query, qptr, np.full(6, -1, np.int32), hashes, out", "twice the wanted words"),
-    ("text, query, qptr, np.zeros(8, np.int32), hashes, out", "twice the wanted words"),
-    ("text, query, qptr, slots(), hashes, out[:1]", "one hash and one answer"),
+    ("text[:-1], starts(3), slots(4)", "end with a newline"),
+    ("text, starts(2), slots(4)", "room for the starts of 2 words"),
+    ("text, starts(4), slots(4)", "room for the starts of 2 words"),
+    ("text, starts(3), slots(2)", "empty power of two larger than the words"),
+    ("text, starts(3), slots(3)", "empty power of two larger than the words"),
+    ("text, starts(3), np.zeros(4, np.int32)", "empty power of two larger than the words"),
 ])
-def test_find_words_refuses_what_would_overrun_in_a_child(bad, message):
-    """`find_words` writes a slot per wanted word and reads the wanted words' bytes by their offsets: slots too
-    few or not empty, offsets past the bytes, a text without its final newline are refused before it runs."""
-    assert_refused_in_child("find_words", """
+def test_index_words_refuses_what_would_overrun_in_a_child(bad, message):
+    """`index_words` writes a start per stored word and fills slots until it finds an empty one: room for fewer or
+    more starts than the text's words, slots too few, not a power of two or not empty (a probe that never ends), and a
+    text without its final newline are refused before it runs."""
+    assert_refused_in_child("index_words", """
         text = np.frombuffer(b"ab\\nc\\n", dtype=np.uint8)
+        def starts(n):
+            return np.empty(n, np.int32)
+        def slots(n):
+            return np.full(n, -1, np.int32)
+        s, t = starts(3), slots(4)
+        assert k(text, s, t) == 0 and s.tolist() == [0, 3, 5] and sorted(t.tolist()) == [-1, -1, 0, 1]
+    """, bad, message)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("text, starts, slots, query, np.array([0, 1, 9]), out", "wanted word offsets"),
+    ("text, starts, slots, query, qptr, out[:1]", "one answer per wanted word"),
+    ("text, starts, slots[:2], query, qptr, out", "power of two larger than the words"),
+    ("text, starts, np.full(3, -1, np.int32), query, qptr, out", "power of two larger than the words"),
+    ("text, np.array([0, 3, 9], np.int32), slots, query, qptr, out", "word starts must rise"),
+    ("text, np.array([0, 5, 5], np.int32), slots, query, qptr, out", "word starts must rise"),
+    ("text, np.array([1, 3, 5], np.int32), slots, query, qptr, out", "word starts must rise"),
+    ("text, starts, np.array([0, 1, 2, -1], np.int32), query, qptr, out", "slot ids"),
+    ("text, starts, np.array([0, 1, 0, 1], np.int32), query, qptr, out", "no empty slot"),
+])
+def test_probe_words_refuses_what_would_overrun_in_a_child(bad, message):
+    """`probe_words` reads stored words by their starts and wanted words by their offsets, and probes until an empty
+    slot: starts that leave the text, slots naming no word or with no empty one (a probe that never ends), offsets
+    past the wanted bytes and too few answers are refused before it runs."""
+    assert_refused_in_child("probe_words", """
+        text = np.frombuffer(b"ab\\nc\\n", dtype=np.uint8)
+        starts, slots = np.empty(3, np.int32), np.full(4, -1, np.int32)
+        assert loader.aot("index_words")(text, starts, slots) == 0
         query = np.frombuffer(b"abc", dtype=np.uint8)
         qptr = np.array([0, 2, 3])
-        hashes, out = np.empty(2, np.int64), np.empty(2, np.int64)
-        def slots():
-            return np.full(8, -1, np.int32)
-        assert k(text, query, qptr, slots(), hashes, out) == 0 and out.tolist() == [0, 1]
+        out = np.empty(2, np.int64)
+        k(text, starts, slots, query, qptr, out)
+        assert out.tolist() == [0, 1]
     """, bad, message)
 
 

@@ -22,8 +22,11 @@ def test_classes_by_hand():
     assert learnt.table == {"as": "ADP_SCONJ", "the": "DET"}
     # lowercased: "as" three times (ADP, SCONJ, SCONJ)
     assert learnt.lower == {"as": "ADP_SCONJ", "the": "DET"}
-    values = learnt.values(Corpus.from_sentences([["As", "the", "zebra"]]))
-    assert values == {"amb": ["?", "DET", "?"], "lamb": ["ADP_SCONJ", "DET", "?"]}
+    values = learnt.values(Corpus.from_sentences([["As", "the", "zebra", "the"]]))
+    # each column as its distinct values (in order of first occurrence) and one code per token
+    amb, lamb = values["amb"], values["lamb"]
+    assert amb[0] == ["?", "DET"] and amb[1].tolist() == [0, 1, 0, 1]
+    assert lamb[0] == ["ADP_SCONJ", "DET", "?"] and lamb[1].tolist() == [0, 1, 2, 1]
 
 
 def test_jackknifed_sentences_get_the_classes_of_the_other_folds():

@@ -32,10 +32,13 @@ from structperc.features.resources.lemmas import NONE, LemmaClasses
 from structperc.features.resources.storage import (
     PASSES_BEFORE_TABLE,
     StoredClasses,
-    find_words,
+    WordQuery,
+    index_words,
     pack_classes,
     pack_words,
+    probe_words,
     read_together,
+    spellings,
     unpack_classes,
     unpack_words,
 )
@@ -281,12 +284,12 @@ def test_lemma_classes_remember_the_words_of_earlier_calls(monkeypatch):
     assert expanded(lc.values(first)) == want
     assert lc._memo == {"the": NONE, "mice": "noun", "walked": "verb", "runs": "noun|verb"}
     looked: list[list[str]] = []
-    real = lc._lemmas.lookup
-    monkeypatch.setattr(lc._lemmas, "lookup", lambda words: looked.append(sorted(words)) or real(words))
+    real = lc._lemmas.class_ids
+    monkeypatch.setattr(lc._lemmas, "class_ids", lambda query: looked.append(sorted(query.words)) or real(query))
     assert expanded(lc.values(first)) == want and looked == []  # every word remembered: no lookup
     mixed = Corpus.from_sentences([["RUNS", "boxes", "the"]])
     assert expanded(lc.values(mixed)) == {"lpos": ["noun|verb", "noun", NONE]}
-    assert looked == [["box", "boxe", "boxe", "boxes"]]  # the new word and its rules' lemmas only
+    assert looked == [["box", "boxe", "boxes"]]  # the new word and its rules' lemmas only, each once
     # at the cap the memo stops growing; the answers stay right
     monkeypatch.setattr(lemma_module, "MEMO_WORDS", len(lc._memo))
     assert expanded(lc.values(Corpus.from_sentences([["tries", "happier"]]))) == {"lpos": ["verb", "adj"]}
@@ -407,52 +410,115 @@ def test_unpack_classes_refuses_mismatches():
 
 # -- StoredClasses: a stored table looked up without its dictionary ------------------------------
 
+def lookups_of(table: dict[str, str], others: list[str], data) -> tuple:
+    """A table's stored form, queries of some of its words and ``others``, and what a lookup of them finds."""
+    classes, arrays = pack_classes(table)
+    queries = data.draw(st.lists(st.sampled_from(sorted(table) or [""]), max_size=20)) + others
+    return classes, arrays, queries, {w: table[w] for w in queries if w in table}
+
+
 @given(st.dictionaries(no_newline, st.sampled_from(["0", "01", "1101"]), max_size=40),
        st.lists(no_newline, max_size=20), st.data())
 @settings(max_examples=200, deadline=None)
 def test_stored_lookups_agree_with_the_table(table, others, data):
-    classes, arrays = pack_classes(table)
-    queries = data.draw(st.lists(st.sampled_from(sorted(table) or [""]), max_size=20)) + others
-    expected = {w: table[w] for w in queries if w in table}
+    classes, arrays, queries, expected = lookups_of(table, others, data)
     for stored in (StoredClasses(classes, arrays), StoredClasses.of(table)):
         assert len(stored) == len(table)
-        for _ in range(PASSES_BEFORE_TABLE):  # the first lookups: each one pass over the stored words
+        for _ in range(PASSES_BEFORE_TABLE + 2):  # probes of the index: no dictionary, however many lookups
             assert stored.lookup(queries) == expected
             assert stored._table is None
-        assert stored.lookup(queries) == expected   # the next builds the dictionary
-        assert stored._table == table
-        assert stored.lookup(queries) == expected
+        assert stored.table() == table
 
 
-needs_find_words = pytest.mark.skipif(loader.aot("find_words") is None, reason="the ahead-of-time build is absent")
+@given(st.dictionaries(no_newline, st.sampled_from(["0", "01", "1101"]), max_size=40),
+       st.lists(no_newline, max_size=20), st.data())
+@settings(max_examples=100, deadline=None)
+def test_stored_lookups_without_the_build_build_the_dictionary_after_a_few_passes(table, others, data):
+    classes, arrays, queries, expected = lookups_of(table, others, data)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(storage, "index_words", lambda data, n_words: None)
+        mp.setattr(storage.loader, "aot", lambda name: None)
+        for stored in (StoredClasses(classes, arrays), StoredClasses.of(table)):
+            for _ in range(PASSES_BEFORE_TABLE):  # the first lookups: each one pass over the split words
+                assert stored.lookup(queries) == expected
+                assert stored._table is None
+            assert stored.lookup(queries) == expected   # the next builds the dictionary
+            assert stored._table == table
+            assert stored.lookup(queries) == expected
 
 
-@needs_find_words
-def test_find_words_hand_cases():
+@given(st.dictionaries(no_newline, st.sampled_from(["0", "01", "1101"]), max_size=40),
+       st.lists(no_newline, max_size=20), st.data(), st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_class_ids_number_the_classes_lookup_finds(table, others, data, compiled):
+    """`class_ids` is `lookup` as numbers (the index of the class in `class_names`, -1 absent): in the compiled
+    passes, once the dictionary is built, and without the ahead-of-time build."""
+    classes, arrays = pack_classes(table)
+    queries = list(dict.fromkeys(data.draw(st.lists(st.sampled_from(sorted(table) or [""]), max_size=20)) + others))
+    query = WordQuery(queries)
+    with pytest.MonkeyPatch.context() as mp:
+        if not compiled:
+            mp.setattr(storage.loader, "aot", lambda name: None)
+        for stored in (StoredClasses(classes, arrays), StoredClasses.of(table)):
+            assert stored.class_names == sorted(set(table.values()))
+            for _ in range(PASSES_BEFORE_TABLE + 2):
+                ids = stored.class_ids(query)
+                assert ids.dtype == np.int64 and len(ids) == len(queries)
+                assert [stored.class_names[i] if i >= 0 else None for i in ids.tolist()] == \
+                    [table.get(w) for w in queries]
+            assert stored.table() == table
+
+
+def test_spellings_hold_the_distinct_words_then_their_new_lowercase_forms():
+    c = Corpus.from_sentences([["The", "the", "THE", "Cat", "x", "汉"], ["Cat"]])
+    found = spellings(c, "word")
+    assert found.query.words == ["The", "the", "THE", "Cat", "x", "汉", "cat"] and found.n_words == 6
+    assert found.lower.tolist() == [1, 1, 1, 6, 4, 5]
+    assert spellings(c, "word") is found  # made once per corpus
+    ids = np.array([-1, 3, 7, -1, -1, 2, 9])  # per query word; "Cat" absent as written, found lowercased
+    assert found.as_written_else_lower(ids).tolist() == [3, 3, 7, 9, -1, 2]
+    query = found.query
+    assert query.ptr.tolist() == np.cumsum([0, *(len(w.encode()) for w in query.words)]).tolist()
+    assert bytes(query.data).decode() == "".join(query.words)
+
+
+needs_index = pytest.mark.skipif(loader.aot("index_words") is None, reason="the ahead-of-time build is absent")
+
+
+def located(data: bytes, words: list[str]) -> list[int]:
+    """The line of each of ``words`` in the stored ``data``, by its index and probes."""
+    index = index_words(data, data.count(b"\n"))
+    assert index is not None
+    return probe_words(index, words).tolist()
+
+
+@needs_index
+def test_probes_find_the_lines_of_words_by_hand():
     """Each wanted word's line in the stored text (from 0), -1 when absent: a prefix, an extension, the empty
-    word and a multi-byte word are words like any other."""
+    word and a multi-byte word are words like any other; a word listed twice is refused by the index."""
     data = "a\nab\n\n汉\nabc\n".encode()
-    assert find_words(data, ["ab", "", "汉", "b", "a", "abcd", "汉字"]).tolist() == [1, 2, 3, -1, 0, -1, -1]
-    assert find_words(b"", ["a"]).tolist() == [-1] and find_words(data, []).tolist() == []
+    assert located(data, ["ab", "", "汉", "b", "a", "abcd", "汉字"]) == [1, 2, 3, -1, 0, -1, -1]
+    assert located(b"", ["a", ""]) == [-1, -1] and located(data, []) == []
     with pytest.raises(ValueError, match="twice"):
-        find_words(b"a\nb\na\n", ["a"])
-    assert find_words(b"a\nb\na\n", ["b"]).tolist() == [1]  # a pass that never meets the repeated word
+        index_words(b"a\nb\na\n", 3)
+    index = index_words(data, 5)
+    assert index.starts.tolist() == [0, 2, 5, 6, 10, 14] and not index.starts.flags.writeable
+    assert len(index.slots) > 5 and sorted(index.slots[index.slots >= 0].tolist()) == [0, 1, 2, 3, 4]
 
 
-@needs_find_words
+@needs_index
 @given(st.lists(no_newline, unique=True, max_size=40), st.lists(no_newline, max_size=20), st.data())
 @settings(max_examples=200, deadline=None)
-def test_find_words_agrees_with_a_search_of_the_list(stored, others, data):
+def test_probes_agree_with_a_search_of_the_list(stored, others, data):
     wanted = list(dict.fromkeys(data.draw(st.lists(st.sampled_from(stored or [""]), max_size=20)) + others))
-    text = "".join(w + "\n" for w in stored).encode()
-    assert find_words(text, wanted).tolist() == [stored.index(w) if w in stored else -1 for w in wanted]
+    text = "".join(w + "\n" for w in stored).encode("utf-8", "surrogatepass")
+    assert located(text, wanted) == [stored.index(w) if w in stored else -1 for w in wanted]
 
 
-@needs_find_words
-def test_find_words_with_many_and_long_words():
-    """Past a few hundred wanted words the prefilter's bitmap grows; long words wrap the rotating hash (64 bits, 5 a
-    byte), so words that differ 64 bytes apart, or only in the order of their bytes, may share a hash: every match
-    is compared byte for byte."""
+@needs_index
+def test_probes_with_many_and_long_words():
+    """Long words wrap the rotating hash (64 bits, 5 a byte), so words that differ 64 bytes apart, or only in the
+    order of their bytes, may share a hash: every match is compared byte for byte."""
     rng = np.random.default_rng(0)
     alphabet = list("abcdefghij汉字é")
     stored = list(dict.fromkeys("".join(rng.choice(alphabet, size=int(n))) for n in rng.integers(1, 30, 6000)))
@@ -462,7 +528,7 @@ def test_find_words_with_many_and_long_words():
     text = "".join(w + "\n" for w in stored).encode()
     where = {w: i for i, w in enumerate(stored)}
     assert len(wanted) > 1000
-    assert find_words(text, wanted).tolist() == [where.get(w, -1) for w in wanted]
+    assert located(text, wanted) == [where.get(w, -1) for w in wanted]
 
 
 def test_stored_lookups_without_the_compiled_pass_split_the_words(monkeypatch):
@@ -470,9 +536,11 @@ def test_stored_lookups_without_the_compiled_pass_split_the_words(monkeypatch):
     table = {"b": "x", "a": "y", "汉字": "x", "": "z"}
     queries = ["a", "汉字", "", "zz", "B"]
     compiled = StoredClasses(*pack_classes(table)).lookup(queries)
-    monkeypatch.setattr(storage, "find_words", lambda data, words: None)
-    assert StoredClasses(*pack_classes(table)).lookup(queries) == compiled == {"a": "y", "汉字": "x", "": "z"}
     twice = {"words": pack_words(["a", "a", "b"]), "counts": np.array([1, 2], np.int32)}
+    with pytest.raises(ValueError, match="twice"):  # the index refuses it
+        StoredClasses(["x", "y"], twice).lookup(["b"])
+    monkeypatch.setattr(storage.loader, "aot", lambda name: None)
+    assert StoredClasses(*pack_classes(table)).lookup(queries) == compiled == {"a": "y", "汉字": "x", "": "z"}
     with pytest.raises(ValueError, match="twice"):
         StoredClasses(["x", "y"], twice).lookup(["a"])
 
@@ -500,7 +568,16 @@ def test_stored_tables_refuse_damage_when_read_and_a_word_listed_twice_when_met(
         StoredClasses(["x", "y"], twice).lookup(["a"])
     with pytest.raises(ValueError, match="twice"):
         StoredClasses(["x", "y"], twice).table()
-    assert StoredClasses(["x", "y"], twice).lookup(["b"]) == {"b": "y"}  # a pass that never meets it
+    if loader.aot("index_words") is not None:
+        with pytest.raises(ValueError, match="twice"):  # the index refuses the table at its first lookup
+            StoredClasses(["x", "y"], twice).lookup(["b"])
+        with read_together():  # read with a model: its index, made in the thread, refuses it there too
+            read = StoredClasses(["x", "y"], twice)
+        with pytest.raises(ValueError, match="twice"):
+            read.class_ids(WordQuery(["b"]))
+    with pytest.MonkeyPatch.context() as mp:  # without the build, a pass that never meets it answers
+        mp.setattr(storage.loader, "aot", lambda name: None)
+        assert StoredClasses(["x", "y"], twice).lookup(["b"]) == {"b": "y"}
 
 
 def test_tables_read_together_are_checked_on_leaving_and_answer_as_alone():

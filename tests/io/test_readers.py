@@ -363,6 +363,26 @@ def test_factorize_codes():
     assert pos.tolist() == [0, 1, 2, 0, 1] and length.tolist() == [3, 3, 3, 2, 2]
 
 
+def test_derived_values_are_made_once_and_follow_their_column():
+    """A value derived from a column is made once per corpus, kept by the corpora `with_column` makes while that
+    column stays, and made again from the new column once it is replaced."""
+    c = Corpus.from_sentences([["a", "B"]], tags=[["x", "y"]])
+    made = []
+
+    def lowered(corpus):
+        def make():
+            made.append(1)
+            return [w.lower() for w in corpus.factorize("word")[0]]
+        return corpus.derived("word", "lowered", make)
+
+    assert lowered(c) == ["a", "b"] and lowered(c) == ["a", "b"] and len(made) == 1
+    kept = c.with_column("pred", ["p", "q"])
+    assert lowered(kept) == ["a", "b"] and len(made) == 1
+    replaced = kept.with_column("word", ["C", "d"])
+    assert lowered(replaced) == ["c", "d"] and len(made) == 2
+    assert lowered(replaced.with_column("tag", (["z"], np.zeros(2, np.int64)))) == ["c", "d"] and len(made) == 2
+
+
 def test_select_and_with_column():
     c = Corpus.from_sentences([["a", "b"], ["c"], ["d", "e", "f"]], tags=[["1", "2"], ["3"], ["4", "5", "6"]])
     s = c.select([2, 0])

@@ -12,7 +12,6 @@ with the resource's provenance.
 from __future__ import annotations
 
 import math
-from typing import Mapping
 
 from structperc.features.resources.word_classes import WordClasses
 
@@ -54,12 +53,12 @@ class WordBands(WordClasses):
         """Word → band (the table)."""
         return self.classes
 
-    def value(self, word: str, table: Mapping[str, str] | None = None) -> str:
-        classes = self.classes if table is None else table
-        hit = classes.get(word)
-        return hit if hit is not None else classes.get(word.lower(), UNKNOWN)
+    def value_of(self, word: str, written: str | None, lower: str | None) -> str:
+        return written if written is not None else lower if lower is not None else UNKNOWN
 
-    band = value
+    def band(self, word: str) -> str:
+        """The band of ``word`` (`value`)."""
+        return self.value(word)
 
     def _json(self) -> dict:
         return {"min_band": MIN_BAND}

@@ -21,8 +21,6 @@ resource's provenance.
 """
 from __future__ import annotations
 
-from typing import Mapping
-
 from structperc.features.resources.word_classes import WordClasses
 
 CASE_COLUMN = "cap"
@@ -80,14 +78,12 @@ class CaseEvidence(WordClasses):
                 classes[low] = one.setdefault(c, c)
         return cls(classes, word=word, resource=resource)
 
-    def value(self, word: str, table: Mapping[str, str] | None = None) -> str:
+    def value_of(self, word: str, written: str | None, lower: str | None) -> str:
         """The ``cap`` class of ``word``."""
-        classes = self.classes if table is None else table
-        hit = classes.get(word)
-        if hit is not None:
-            return hit
+        if written is not None:
+            return written
         low = word.lower()
         if word == low:
             return CASELESS if word[:1].upper() + word[1:] == word else "lunk"
-        lower = classes.get(low)  # a word of the table, unless stored for its capitalised form only
+        # its lowercase form: a word of the table, unless stored for its capitalised form only
         return "clowonly" if lower is not None and lower != "lcaponly" else "cunk"

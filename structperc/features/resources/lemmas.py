@@ -18,20 +18,25 @@ building the tables' dictionaries at load.
 from __future__ import annotations
 
 import functools
-from collections import ChainMap
 from typing import Any, Mapping
 
 import numpy as np
 
-from structperc.features.dictionary import with_columns, word_columns
-from structperc.features.resources.storage import StoredClasses
-from structperc.io.corpus import Corpus
+from structperc.features.dictionary import with_columns
+from structperc.features.resources.storage import StoredClasses, WordQuery, extended
+from structperc.io.corpus import Corpus, coded
 
 LEMMA_COLUMN = "lpos"
 NONE = "-"
 #: Words whose classes `LemmaClasses.values` remembers (≈ 100 bytes each): an English tagger's steady
 #: vocabulary fits, an endless stream of new words stops adding at this many.
 MEMO_WORDS = 1 << 18
+
+
+def _class_bits(table: StoredClasses, bit: dict[str, int]) -> np.ndarray:
+    """The bits of each class string of ``table`` (``"noun|verb"``), then a 0 for words it does not hold (index -1)."""
+    return np.array([sum(bit[n] for n in set(joined.split("|"))) if joined else 0 for joined in table.class_names]
+                    + [0], dtype=np.int64)
 
 
 class LemmaClasses:
@@ -136,35 +141,68 @@ class LemmaClasses:
         return "|".join(sorted(found)) or NONE
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        """The ``lpos`` column: the distinct words, lowercased, and the lemmas the rules lead them to are looked
-        up in one pass over each stored table; the classes of the words of earlier calls are remembered
-        (`MEMO_WORDS`), so a tagger that reads text after text (a service, a loop over documents) finds most
-        of a text's words there."""
-        lowered = {w: w.lower() for w in corpus.factorize(self.word)[0]}
+        """The ``lpos`` column: the classes of the distinct words, lowercased (`classes_of`); the classes of the
+        words of earlier calls are remembered (`MEMO_WORDS`), so a tagger that reads text after text (a service, a
+        loop over documents) finds most of a text's words there."""
+        distinct, codes = corpus.factorize(self.word)
+        lowered = [w.lower() for w in distinct]
         memo = self._memo
-        words = [w for w in set(lowered.values()) if w not in memo]
-        found: dict[str, str] = {}
-        if words:
-            # only a word ending with a rule's suffix has rule lemmas (`str.endswith` tests them all at once)
-            suffixes = self._suffixes
-            rules = {w: pairs for w in words if w.endswith(suffixes) and (pairs := self._rule_lemmas(w))}
-            lemmas = self._lemmas.lookup([*words, *(c for pairs in rules.values() for _, c in pairs)])
-            forms = self._forms.lookup(words)
-            # a word with neither rule lemmas nor an irregular form has its lemma's classes: one join per class
-            # string of the table, not per word (most words; `_classes` gives the same)
-            alone: dict[str | None, str] = {}
-            for w in words:
-                if w in rules or w in forms:
-                    found[w] = self._classes(w, rules.get(w, []), lemmas, forms)
-                    continue
-                lemma = lemmas.get(w)
-                if lemma not in alone:
-                    alone[lemma] = self._classes(w, [], lemmas, forms)
-                found[w] = alone[lemma]
-            if len(memo) + len(found) <= MEMO_WORDS:
-                memo.update(found)
-        known = ChainMap(found, memo)
-        return word_columns(corpus, self.word, {LEMMA_COLUMN: lambda w: known[lowered[w]]})
+        words = [w for w in dict.fromkeys(lowered) if w not in memo]
+        found = self.classes_of(words) if words else {}
+        if len(memo) + len(found) <= MEMO_WORDS:
+            memo.update(found)
+        values, of_word = coded([found.get(w) or memo[w] for w in lowered])  # in order of first occurrence
+        return {LEMMA_COLUMN: (values, of_word[codes])}
+
+    def classes_of(self, words: list[str]) -> dict[str, str]:
+        """`classes` of each of ``words`` (distinct, lowercased), as sets of bits: the words and the lemmas their
+        rules lead to are found in one pass over each stored table (`StoredClasses.class_ids`, one query for
+        both), a word's bits are those of its lemma and form classes, and a rule adds its class's bit when the
+        lemma it leads to has that class."""
+        suffixes = self._suffixes  # only a word ending with a rule's suffix has rule lemmas (one C call)
+        owners: list[int] = []
+        rule_classes: list[str] = []
+        candidates: list[str] = []
+        for i, w in enumerate(words):
+            if w.endswith(suffixes):
+                for pos, candidate in self._rule_lemmas(w):
+                    owners.append(i)
+                    rule_classes.append(pos)
+                    candidates.append(candidate)
+        wanted, position = extended(words, candidates)
+        query = WordQuery(wanted)
+        bit = self._bits
+        lemma_bits, form_bits = (_class_bits(table, bit)[table.class_ids(query)]
+                                 for table in (self._lemmas, self._forms))
+        bits = lemma_bits[:len(words)] | form_bits[:len(words)]
+        if owners:
+            rule_bit = np.fromiter(map(bit.__getitem__, rule_classes), dtype=np.int64, count=len(rule_classes))
+            lemma_of = lemma_bits[np.fromiter(map(position.__getitem__, candidates), dtype=np.int64,
+                                              count=len(candidates))]
+            hit = (lemma_of & rule_bit) != 0
+            np.bitwise_or.at(bits, np.asarray(owners, dtype=np.int64)[hit], rule_bit[hit])
+        names = sorted(bit, key=bit.__getitem__)
+        joined: dict[int, str] = {}
+        out = {}
+        for w, b in zip(words, bits.tolist()):
+            name = joined.get(b)
+            if name is None:
+                name = joined[b] = "|".join(sorted(n for k, n in enumerate(names) if b >> k & 1)) or NONE
+            out[w] = name
+        return out
+
+    @functools.cached_property
+    def _bits(self) -> dict[str, int]:
+        """A bit per class name (the names of the rules' classes and of the tables' class strings), as a power of
+        two: the classes of a word are an integer. More than 62 names are refused."""
+        names = set(self.rules)
+        for table in (self._lemmas, self._forms):
+            for joined in table.class_names:
+                if joined:
+                    names.update(joined.split("|"))
+        if len(names) > 62:
+            raise ValueError(f"the lemma tables name {len(names)} classes: at most 62 are supported")
+        return {n: 1 << k for k, n in enumerate(sorted(names))}
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)

@@ -14,11 +14,14 @@ import contextvars
 import itertools
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
 from structperc.compiled import loader
+from structperc.compiled.boundary import freeze
+from structperc.io.corpus import Corpus
 
 _SEP = "\n"
 _SEP_BYTE = _SEP.encode()
@@ -117,23 +120,113 @@ def _checked(classes: list[str], arrays: dict[str, np.ndarray]) -> tuple[bytes, 
     return data, counts
 
 
-def find_words(data: bytes, words: list[str]) -> np.ndarray | None:
-    """The line of ``data`` (stored words, each ending with a newline) holding each of ``words`` (distinct), -1
-    where none does, by the compiled pass of `structperc.features.resources.table_kernels`; None without the
-    ahead-of-time build (the caller splits the words instead). A word listed twice raises ValueError."""
-    kernel = loader.aot("find_words")
-    if kernel is None:
+class WordQuery:
+    """Distinct words to find in stored tables, encoded once (UTF-8, ``surrogatepass``) for every table they are
+    looked up in (`find_words`, `StoredClasses.class_ids`)."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+        self.ptr = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=self.ptr[1:])
+        self.data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+#: Slots per stored word at least in a table's index (linear probing stays short below 0.7 full).
+_LOAD = 0.7
+
+
+class WordIndex(NamedTuple):
+    """A stored table's words in a hash table (`structperc.features.resources.table_kernels.index_words`): the
+    inflated words (``data``, and ``text``, its bytes as an array), the first byte of each word and the slots."""
+
+    data: bytes
+    text: np.ndarray
+    starts: np.ndarray
+    slots: np.ndarray
+
+
+def index_words(data: bytes, n_words: int) -> WordIndex | None:
+    """The `WordIndex` of ``data`` (``n_words`` words, each ending with a newline: the caller has counted them),
+    made by the compiled kernel; None without the ahead-of-time build (the caller splits the words instead). A word
+    listed twice raises ValueError."""
+    kernel = loader.aot("index_words")
+    if kernel is None or len(data) >= 1 << 31:  # the starts are int32
         return None
-    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
-    qptr = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=qptr[1:])
-    slots = np.full(1 << max(1, (2 * len(encoded)).bit_length()), -1, dtype=np.int32)
-    out = np.empty(len(encoded), dtype=np.int64)
-    repeated = kernel(np.frombuffer(data, dtype=np.uint8), np.frombuffer(b"".join(encoded), dtype=np.uint8), qptr,
-                      slots, np.empty(len(encoded), dtype=np.int64), out)
-    if repeated:
+    bits = max(1, int(np.ceil(np.log2((n_words + 1) / _LOAD))))
+    starts = np.empty(n_words + 1, dtype=np.int32)
+    slots = np.full(1 << bits, -1, dtype=np.int32)
+    text = np.frombuffer(data, dtype=np.uint8)
+    if kernel(text, starts, slots):
         raise ValueError("the word table lists a word twice")
+    freeze(starts, slots)  # checked once by the probes' contract: here, by a probe for no word (in the thread that
+    index = WordIndex(data, text, starts, slots)  # indexes a model's tables, not at the first lookup)
+    probe_words(index, [])
+    return index
+
+
+def probe_words(index: WordIndex, words: list[str] | WordQuery) -> np.ndarray:
+    """The number of the stored word (its line, from 0) equal to each of ``words`` (distinct), -1 where none is."""
+    query = words if isinstance(words, WordQuery) else WordQuery(words)
+    out = np.empty(len(query), dtype=np.int64)
+    kernel = loader.aot("probe_words")
+    assert kernel is not None  # an index was made: the build is there
+    kernel(index.text, index.starts, index.slots, query.data, query.ptr, out)
     return out
+
+
+@dataclass(frozen=True)
+class Spellings:
+    """The distinct words of a token column and their lowercase forms, as one `WordQuery`: a table that finds a
+    word as written, else lowercased (Brown clusters, capitalisation classes, frequency bands) looks both up in
+    one pass (`StoredClasses.class_ids`), and every such table of a model shares the query (`spellings`)."""
+
+    #: the column's distinct words (``factorize`` order), then the lowercase forms that are none of them
+    query: WordQuery
+    #: per distinct word, the position in ``query`` of its lowercase form
+    lower: np.ndarray
+
+    @property
+    def n_words(self) -> int:
+        """The column's distinct words: the first entries of the query."""
+        return len(self.lower)
+
+    def as_written_else_lower(self, ids: np.ndarray) -> np.ndarray:
+        """Per distinct word, its entry of ``ids`` (one per query word, -1 absent), else its lowercase form's."""
+        written = ids[:self.n_words]
+        return np.where(written >= 0, written, ids[self.lower])
+
+
+def extended(words: list[str], more: Iterable[str]) -> tuple[list[str], dict[str, int]]:
+    """``words`` (distinct) followed by the words of ``more`` that are none of them (each once, in order), and the
+    position of each: one query for words and the words derived from them (lowercase forms, rule lemmas)."""
+    position = {w: i for i, w in enumerate(words)}
+    out = list(words)
+    for w in more:
+        if w not in position:
+            position[w] = len(out)
+            out.append(w)
+    return out, position
+
+
+def spellings(corpus: Corpus, word: str) -> Spellings:
+    """The `Spellings` of column ``word`` of ``corpus``, made once per corpus (`Corpus.derived`)."""
+    def make() -> Spellings:
+        distinct = corpus.factorize(word)[0]
+        lowered = [w.lower() for w in distinct]
+        words, position = extended(distinct, lowered)
+        lower = np.fromiter(map(position.__getitem__, lowered), dtype=np.int64, count=len(lowered))
+        return Spellings(WordQuery(words), lower)
+    return corpus.derived(word, "spellings", make)
+
+
+def _index_checked(checked: Future) -> WordIndex | None:
+    """The `WordIndex` of the words and counts ``checked`` gives (`_checked`, in the same thread, just before)."""
+    data, counts = checked.result()
+    return index_words(data, int(counts.sum()))
 
 
 def unpack_classes(classes: list[str], arrays: dict[str, np.ndarray] | None) -> dict[str, str]:
@@ -151,40 +244,47 @@ _READING: contextvars.ContextVar[tuple[list["StoredClasses"], ThreadPoolExecutor
 def read_together() -> Iterator[None]:
     """Tables made inside (`StoredClasses` of stored arrays) inflate and check their words in a thread while the
     caller goes on reading the rest of a model: ``zlib`` lets go of the interpreter while it inflates (0.02 s
-    for the four tables of an English POS model, otherwise spent before the weights are read). On leaving,
-    every table is inflated and checked: damage raises here, as it would have where the table was made."""
+    for the four tables of an English POS model, otherwise spent before the weights are read), and so does the
+    compiled kernel that then indexes their words (`index_words`: 0.016 s more). On leaving, every table is inflated
+    and checked: damage raises here, as it would have where the table was made. The indexes may still be in the
+    making (the caller goes on to read its input meanwhile): a table's first lookup waits for its own, and a word
+    listed twice, which the index finds, raises there."""
     tables: list[StoredClasses] = []
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="structperc-inflate") as pool:
-        token = _READING.set((tables, pool))
-        try:
-            yield
-        finally:
-            _READING.reset(token)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structperc-inflate")
+    token = _READING.set((tables, pool))
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+        pool.shutdown(wait=False)  # the tables' indexes may still be in the making: the first lookup waits for them
     for table in tables:
         table._settle()
 
 
-#: Lookups a table answers by a pass over its stored words before it builds its dictionary. A training run
-#: looks each table up a few times (the training data, the dev data or held-out part, a refit on the whole):
-#: the dictionary of the English capitalisation table (320,153 words) with its word strings is about 40 MB,
-#: held through the whole run, where its arrays are 1 MB; a tagger answering many requests (the HTTP
+#: Without the ahead-of-time build: lookups a table answers by splitting its stored words before it builds its
+#: dictionary. A training run looks each table up a few times (the training data, the dev data or held-out part, a
+#: refit on the whole): the dictionary of the English capitalisation table (320,153 words) with its word strings is
+#: about 40 MB, held through the whole run, where its arrays are 1 MB; a tagger answering many requests (the HTTP
 #: service, a loop over sentences) builds it after this many.
 PASSES_BEFORE_TABLE = 4
 
 
 class StoredClasses:
     """A word → class table (a Brown path, a capitalisation class) kept as `pack_classes` stores it, looked
-    up without building its dictionary while few lookups come.
+    up without building its dictionary.
 
-    Tagging a file once needs the classes of its few thousand distinct words: one pass over the stored words finds
-    them (`lookup`; compiled, `find_words`: 0.012 s for the English capitalisation table's 320,153 words), where a
-    dictionary of that table took 0.06 s of a model's load. After `PASSES_BEFORE_TABLE` passes the dictionary is
-    built (`table`) and used from then on. A table made in memory (training, `of`) is packed at once and its
-    dictionary let go, so that a training run does not hold a million-word resource as Python strings through its
-    epochs. The stored arrays are checked when read (their words inflate and their counts agree; the text is decoded
-    only when the dictionary is built, or by a pass without the compiled build); a word listed twice is refused when
-    the dictionary is built, and by a pass that meets it. Threads may share one (the HTTP service): a race builds
-    the dictionary twice, never a partial one.
+    Tagging a file once needs the classes of its few thousand distinct words; a dictionary of the English
+    capitalisation table (320,153 words) took 0.06 s of a model's load and 40 MB. Instead the stored words are
+    numbered in a compiled hash table over their bytes (`index_words`: 10 ms for that table, made while the model
+    is read, in the thread that inflates it) and each wanted word is found with a probe or two (`probe_words`); no
+    stored word becomes a Python string, and a tagger answering many requests (the HTTP service, a loop over
+    sentences) keeps probing. A table made in memory (training, `of`) is packed at once and its dictionary let go,
+    so that a training run does not hold a million-word resource as Python strings through its epochs; its index is
+    made at its first lookup. Without the ahead-of-time build a lookup splits the stored words instead, and builds
+    the dictionary (`table`) after `PASSES_BEFORE_TABLE` of them. The stored arrays are checked when read (their
+    words inflate, their counts agree, no word is listed twice); without the build, a word listed twice is refused
+    when the dictionary is built, and by a pass that meets it. Threads may share one (the HTTP service): a race
+    makes the index or the dictionary twice, never a partial one.
     """
 
     def __init__(self, classes: list[str], arrays: dict[str, np.ndarray] | None):
@@ -193,16 +293,19 @@ class StoredClasses:
             raise ValueError("the word table's arrays are missing")
         self._arrays: dict[str, np.ndarray] = {"words": arrays["words"], "counts": arrays["counts"]}
         self._counts = np.asarray(arrays["counts"])
-        #: inflated once to check it: the first pass reads it, then lets it go (`_bytes`)
+        #: inflated once to check it; kept by the index, else read by the first pass and let go (`_bytes`)
         self._data: bytes | None = None
+        self._index: WordIndex | None = None
         self._inflating: Future | None = None
+        self._indexing: Future | None = None
         reading = _READING.get()
-        if reading is not None:  # inflated beside the rest of the model (`read_together`), which settles it
+        if reading is not None:  # inflated and indexed beside the rest of the model (`read_together`)
             try:
                 self._inflating = reading[1].submit(_checked, self._classes, self._arrays)
+                self._indexing = reading[1].submit(_index_checked, self._inflating)
                 reading[0].append(self)
             except RuntimeError:  # no new threads (the interpreter is shutting down): inflated here
-                pass
+                self._inflating = self._indexing = None
         if self._inflating is None:
             self._data, self._counts = _checked(self._classes, self._arrays)
         self._table: dict[str, str] | None = None
@@ -216,11 +319,11 @@ class StoredClasses:
 
     @classmethod
     def of(cls, table: dict[str, str]) -> "StoredClasses":
-        """A table made in memory, packed at once (its dictionary is built again only if lookups need it)."""
+        """A table made in memory, packed at once (its index is made at the first lookup)."""
         made = cls.__new__(cls)
         made._classes, made._arrays = pack_classes(table)
         made._counts, made._data, made._table, made._passes = made._arrays["counts"], None, None, 0
-        made._inflating = None
+        made._index, made._inflating, made._indexing = None, None, None
         return made
 
     def __len__(self) -> int:
@@ -230,8 +333,21 @@ class StoredClasses:
 
     def _bytes(self) -> bytes:
         self._settle()
+        if self._index is not None:
+            return self._index.data
         data, self._data = self._data, None
         return data if data is not None else _inflate_bytes(self._arrays["words"])
+
+    def _indexed(self) -> WordIndex | None:
+        """The table's `WordIndex` (the one `read_together` makes, or made here on first use); None without the
+        build."""
+        self._settle()
+        if self._indexing is not None:
+            indexing, self._indexing = self._indexing, None
+            self._index = indexing.result()
+        if self._index is None and loader.aot("index_words") is not None:
+            self._index = index_words(self._bytes(), len(self))
+        return self._index
 
     def _words(self, data: bytes | None = None) -> list[str]:
         """The stored words, in order, from the inflated ``data`` (by default inflated here)."""
@@ -248,19 +364,25 @@ class StoredClasses:
             self._table = table
         return self._table
 
+    def _line_classes(self, lines: np.ndarray) -> np.ndarray:
+        """The class (index into `class_names`) of each stored word numbered in ``lines`` (-1 stays -1): the words
+        are stored grouped by class, in the order of the classes."""
+        ids = np.full(len(lines), -1, dtype=np.int64)
+        hit = lines >= 0
+        ids[hit] = np.searchsorted(np.cumsum(self._counts), lines[hit], side="right")
+        return ids
+
     def lookup(self, words: Iterable[str]) -> dict[str, str]:
         """The class of each of ``words`` the table holds."""
         needed = set(words)
-        if self._table is None and self._passes < PASSES_BEFORE_TABLE:
-            self._passes += 1
+        index = self._indexed()
+        if index is not None:
             wanted = list(needed)
-            data = self._bytes()
-            lines = find_words(data, wanted)
-            if lines is not None:  # the compiled pass: no stored word becomes a string
-                hit = np.flatnonzero(lines >= 0)
-                of_class = np.searchsorted(np.cumsum(self._counts), lines[hit], side="right").tolist()
-                return {wanted[i]: self._classes[c] for i, c in zip(hit.tolist(), of_class)}
-            stored = self._words(data)
+            ids = self._line_classes(probe_words(index, wanted))
+            return {wanted[i]: self._classes[c] for i, c in enumerate(ids.tolist()) if c >= 0}
+        if self._table is None and self._passes < PASSES_BEFORE_TABLE:  # without the build: the words split
+            self._passes += 1
+            stored = self._words()
             found: dict[str, str] = {}
             start, n_hits = 0, 0
             for c, n in zip(self._classes, self._counts.tolist()):
@@ -274,6 +396,22 @@ class StoredClasses:
         # over the few words wanted, not the table: set.intersection(dict) walks the dictionary's keys (3 ms per
         # call for the capitalisation table's 320,153 words, on every sentence a service tags)
         return {w: table[w] for w in needed if w in table}
+
+    @property
+    def class_names(self) -> list[str]:
+        """The table's distinct classes, sorted: what `class_ids` numbers."""
+        return self._classes
+
+    def class_ids(self, query: WordQuery) -> np.ndarray:
+        """The class of each word of ``query`` as its index in `class_names` (int64; -1: a word the table does not
+        hold): `lookup` without a dictionary of the words found."""
+        index = self._indexed()
+        if index is not None:
+            return self._line_classes(probe_words(index, query))
+        found = self.lookup(query.words)
+        number = {c: i for i, c in enumerate(self._classes)}
+        return np.fromiter((number.get(c, -1) if (c := found.get(w)) is not None else -1 for w in query.words),
+                           dtype=np.int64, count=len(query))
 
     def packed(self) -> tuple[list[str], dict[str, np.ndarray]]:
         """The table as `pack_classes` gives it: the stored arrays as read or as packed when made."""

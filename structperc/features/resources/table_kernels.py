@@ -1,20 +1,20 @@
-"""Compiled lookup of a few words in a stored word table (built ahead of time into ``structperc._aot_read``;
-`structperc.features.resources.storage.StoredClasses` checks the inputs and calls it).
+"""Compiled lookups of words in a stored word table (built ahead of time into ``structperc._aot_read``;
+`structperc.features.resources.storage.StoredClasses` checks the inputs and calls them).
 
 A model carries a language resource's words as one deflated text, one word per line
 (`structperc.features.resources.storage.pack_words`). Tagging a file needs the classes of its few thousand
-distinct words; splitting the English capitalisation table's 320,153 words into Python strings and
-intersecting them with the file's words took 0.045 s of each ``structperc tag`` run, more than the rest of
-the table's use. `find_words` answers the same question on the inflated bytes: the wanted words go into an
-open-addressing hash table (over their UTF-8 bytes; linear probing, at most half full), and one pass over the
-text hashes each stored word and compares it byte for byte with the wanted words of its slot. No stored word
-becomes a Python object.
+distinct words; splitting the English capitalisation table's 320,153 words into Python strings and building their
+dictionary took 0.06 s of each ``structperc tag`` run, more than the rest of the table's use. Here no stored word
+becomes a Python object: `index_words` numbers the stored words in an open-addressing hash table over their UTF-8
+bytes (linear probing, at most 0.7 full) while the model is read (in the thread that inflates the table), and
+`probe_words` finds each wanted word with a probe or two. A pass over the whole table at every lookup (hashing each
+stored word and comparing it with the wanted ones, the way before) took 5.9 ms of the capitalisation table against
+EWT test ×5's words and their lowercase forms; the probes take 0.7 ms, the index 10 ms once, beside the model's
+other reading.
 
-The pass is latency-bound: each byte extends the word's hash, so the hash step is a rotate and an exclusive or
-(two cycles) rather than FNV-1a's multiply (Fowler–Noll–Vo; four), and most stored words are no wanted word, so a
-bitmap of the wanted words' hashes (Bloom 1970, one bit per word, at most a sixteenth of its bits set) turns them
-away before the finalizer and the probe. On the English capitalisation table (2.7 MB, 290,000 words) against EWT
-test ×5's 6,782 distinct words: 7.6 → 5.0 ms. The hash only places words; every match is compared byte for byte.
+The hash is latency-bound: each byte extends it, so the step is a rotate and an exclusive or (two cycles) rather
+than FNV-1a's multiply (Fowler–Noll–Vo; four), with MurmurHash3's finalizer before a slot is picked. It only places
+words: every match is compared byte for byte.
 """
 from __future__ import annotations
 
@@ -24,10 +24,6 @@ from numba import njit
 #: MurmurHash3's 64-bit finalizer multiplier (as int64, wrapping).
 _FMIX = -49064778989728563  # 0xff51afd7ed558ccd
 _NEWLINE = 10
-#: Bits of the prefilter's bitmap per wanted word (a power of two), and its least and most bits.
-_BITS_PER_WORD = 16
-_MIN_BITS = 1 << 12
-_MAX_BITS = 1 << 22
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -46,12 +42,6 @@ def _step(h, byte):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bit(h, mask):
-    """The prefilter's bit of hash ``h`` (shifts and exclusive ors: no multiply before a word is turned away)."""
-    return (h ^ (h >> np.int64(13)) ^ (h >> np.int64(29)) ^ (h >> np.int64(47))) & mask
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _slot(h, mask):
     """The first slot of hash ``h``: MurmurHash3's finalizer first, so that the low bits depend on every byte."""
     h ^= (h >> np.int64(33)) & np.int64(0x7FFFFFFF)
@@ -61,59 +51,64 @@ def _slot(h, mask):
 
 
 @njit(cache=True, nogil=True)
-def find_words(text, query, qptr, slots, hashes, out):
-    """``out[q]``: the number of the stored word (its line in ``text``, counted from 0) equal to wanted word
-    ``q`` (the bytes ``query[qptr[q]:qptr[q + 1]]``; the wanted words are distinct), or -1 where no stored word
-    is. ``text``: words each ending with a newline; ``slots``: int32, all -1, a power of two larger than twice
-    the wanted words; ``hashes``: room for each wanted word's hash. Returns how many stored words met a wanted
-    word already found (a word the table lists twice)."""
-    n_query = qptr.shape[0] - 1
+def index_words(text, starts, slots):
+    """Number the stored words of ``text`` (each ending with a newline) in the order they come: ``starts[k]``
+    gets word k's first byte (and ``starts[n]``, one past the words, the text's length), ``slots`` (int32, all
+    -1, a power of two larger than the words) the number of each word at its hash's slot. Returns how many
+    words equal one before them (a damaged table, which lists a word twice: the later one is not entered)."""
     mask = slots.shape[0] - 1
-    bits = np.int64(_MIN_BITS)
-    while bits < _BITS_PER_WORD * n_query and bits < _MAX_BITS:
-        bits *= 2
-    wanted = np.zeros(bits // 64, dtype=np.int64)
-    bit_mask = np.int64(bits - 1)
-    for q in range(n_query):
-        h = np.int64(0)
-        for i in range(qptr[q], qptr[q + 1]):
-            h = _step(h, query[i])
-        hashes[q] = h
-        out[q] = -1
-        b = _bit(h, bit_mask)
-        wanted[b >> np.int64(6)] |= np.int64(1) << (b & np.int64(63))
-        s = _slot(h, mask)
-        while slots[s] >= 0:
-            s = (s + 1) & mask
-        slots[s] = q
-    repeated = 0
-    start = 0
     word = 0
+    start = 0
+    repeated = 0
     h = np.int64(0)
     for i in range(text.shape[0]):
         if text[i] != _NEWLINE:  # the hash is made as the bytes go by: each is read once
             h = _step(h, text[i])
             continue
-        b = _bit(h, bit_mask)
-        if (wanted[b >> np.int64(6)] >> (b & np.int64(63))) & np.int64(1):
-            length = i - start
-            s = _slot(h, mask)
-            while slots[s] >= 0:
-                q = slots[s]
-                if hashes[q] == h and qptr[q + 1] - qptr[q] == length and \
-                        same_run(query, qptr[q], text, start, length):
-                    if out[q] >= 0:
-                        repeated += 1
-                    else:
-                        out[q] = word
-                    break
-                s = (s + 1) & mask
-        start = i + 1
+        starts[word] = start
+        length = i - start
+        s = _slot(h, mask)
+        while True:
+            k = slots[s]
+            if k < 0:
+                slots[s] = word
+                break
+            # an earlier word (k < word): it ends before ``starts[k + 1]``, written already (starts[word] above)
+            if starts[k + 1] - 1 - starts[k] == length and same_run(text, starts[k], text, start, length):
+                repeated += 1
+                break
+            s = (s + 1) & mask
         word += 1
+        start = i + 1
         h = np.int64(0)
+    starts[word] = start
     return repeated
 
 
+@njit(cache=True, nogil=True)
+def probe_words(text, starts, slots, query, qptr, out):
+    """``out[q]``: the number of the stored word of ``text`` equal to wanted word ``q`` (the bytes
+    ``query[qptr[q]:qptr[q + 1]]``), -1 where none is; ``starts`` and ``slots`` as `index_words` made them."""
+    mask = slots.shape[0] - 1
+    for q in range(qptr.shape[0] - 1):
+        h = np.int64(0)
+        for i in range(qptr[q], qptr[q + 1]):
+            h = _step(h, query[i])
+        length = qptr[q + 1] - qptr[q]
+        found = -1
+        s = _slot(h, mask)
+        while True:
+            k = slots[s]
+            if k < 0:
+                break
+            if starts[k + 1] - 1 - starts[k] == length and same_run(text, starts[k], query, qptr[q], length):
+                found = k
+                break
+            s = (s + 1) & mask
+        out[q] = found
+
+
 AOT_EXPORTS: dict[str, str] = {
-    "find_words": "i8(u1[::1], u1[::1], i8[::1], i4[::1], i8[::1], i8[::1])",
+    "index_words": "i8(u1[::1], i4[::1], i4[::1])",
+    "probe_words": "void(u1[::1], i4[::1], i4[::1], u1[::1], i8[::1], i8[::1])",
 }

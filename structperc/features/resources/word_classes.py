@@ -13,9 +13,9 @@ from typing import Any, ClassVar, Mapping, TypeVar
 
 import numpy as np
 
-from structperc.features.dictionary import with_columns, word_columns
-from structperc.features.resources.storage import StoredClasses
-from structperc.io.corpus import Corpus
+from structperc.features.dictionary import with_columns
+from structperc.features.resources.storage import StoredClasses, spellings
+from structperc.io.corpus import Corpus, compact
 
 T = TypeVar("T", bound="WordClasses")
 
@@ -53,13 +53,37 @@ class WordClasses(abc.ABC):
         return (self.column,)
 
     @abc.abstractmethod
+    def value_of(self, word: str, written: str | None, lower: str | None) -> str:
+        """The class of ``word``, given the table's class of it as written and of its lowercase form (None: the
+        table does not hold that spelling)."""
+
     def value(self, word: str, table: Mapping[str, str] | None = None) -> str:
         """The class of ``word`` (``table``: the part of `classes` holding ``word`` and its lowercase form)."""
+        classes = self.classes if table is None else table
+        return self.value_of(word, classes.get(word), classes.get(word.lower()))
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        distinct = corpus.factorize(self.word)[0]
-        table = self._stored.lookup([*distinct, *(w.lower() for w in distinct)])
-        return word_columns(corpus, self.word, {self.column: lambda w: self.value(w, table)})
+        """The column as ``(distinct, codes)``: the distinct words, as written and lowercased, found in one pass
+        over the table (`spellings`, shared with the model's other tables); `value_of` runs for the words not
+        found as written only."""
+        distinct, codes = corpus.factorize(self.word)
+        found = spellings(corpus, self.word)
+        names = self._stored.class_names
+        ids = self._stored.class_ids(found.query)
+        of_word = ids[:found.n_words].copy()
+        lower = ids[found.lower]
+        number = {c: i for i, c in enumerate(names)}
+        values = list(names)
+        for i in np.flatnonzero(of_word < 0).tolist():
+            low = lower[i]
+            value = self.value_of(distinct[i], None, names[low] if low >= 0 else None)
+            k = number.get(value)
+            if k is None:
+                k = number[value] = len(values)
+                values.append(value)
+            of_word[i] = k
+        kept, of_word = compact(values, of_word)  # in order of first occurrence
+        return {self.column: (kept, of_word[codes])}
 
     def annotate(self, corpus: Corpus, values: dict[str, Any] | None = None) -> Corpus:
         return with_columns(corpus, values if values is not None else self.values(corpus), self.columns)
