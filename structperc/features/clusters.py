@@ -89,9 +89,9 @@ class ClusterMap:
     def stored(cls, table: StoredClasses, *, word: str = "word", prefixes: Sequence[int] = PREFIX_LENGTHS,
                resource: dict | None = None, paths: Sequence[str] = ()) -> "ClusterMap":
         """A map over a model's stored table (``paths``: its distinct paths, checked here) whose dictionary is
-        built only when needed: tagging once looks up a corpus's few thousand distinct words in one pass over
-        the table instead (`StoredClasses.lookup`), where building the dictionary of a Spanish table took a
-        tenth of a second."""
+        built only when needed: tagging once looks up a corpus's few thousand distinct words in the table's index
+        instead (`StoredClasses.class_ids`), where building the dictionary of a Spanish table took a tenth of a
+        second."""
         _check({p: p for p in paths}, prefixes)
         return cls({}, word=word, prefixes=prefixes, resource=resource, table=table)
 
@@ -113,7 +113,7 @@ class ClusterMap:
     def values(self, corpus: Corpus) -> dict[str, Any]:
         """One value per token for every column, as ``(distinct, codes)``, the values numbered in order of
         first occurrence (as `structperc.features.dictionary.word_columns` numbers them). The distinct words,
-        as written and lowercased, are found in one pass over the table (`spellings`, shared with the model's
+        as written and lowercased, are found by probes of the table's index (`spellings`, shared with the model's
         other tables); the prefixes are taken of the table's few distinct paths, not of every word."""
         codes = corpus.factorize(self.word)[1]
         found = spellings(corpus, self.word)

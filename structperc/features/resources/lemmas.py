@@ -156,7 +156,7 @@ class LemmaClasses:
 
     def classes_of(self, words: list[str]) -> dict[str, str]:
         """`classes` of each of ``words`` (distinct, lowercased), as sets of bits: the words and the lemmas their
-        rules lead to are found in one pass over each stored table (`StoredClasses.class_ids`, one query for
+        rules lead to are found by probes of each stored table's index (`StoredClasses.class_ids`, one query for
         both), a word's bits are those of its lemma and form classes, and a rule adds its class's bit when the
         lemma it leads to has that class."""
         suffixes = self._suffixes  # only a word ending with a rule's suffix has rule lemmas (one C call)

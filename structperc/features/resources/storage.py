@@ -77,7 +77,7 @@ def _decoded(data: bytes) -> str:
 
 def _inflate_bytes(array: np.ndarray) -> bytes:
     """The bytes `pack_words` deflated, checked to end with the separator (not decoded: a lookup compares
-    bytes, `find_words`)."""
+    bytes, `probe_words`)."""
     if not isinstance(array, np.ndarray) or array.dtype != np.uint8 or array.ndim != 1:
         raise ValueError("a word table is a one-dimensional uint8 array")
     try:
@@ -122,7 +122,7 @@ def _checked(classes: list[str], arrays: dict[str, np.ndarray]) -> tuple[bytes, 
 
 class WordQuery:
     """Distinct words to find in stored tables, encoded once (UTF-8, ``surrogatepass``) for every table they are
-    looked up in (`find_words`, `StoredClasses.class_ids`)."""
+    looked up in (`probe_words`, `StoredClasses.class_ids`)."""
 
     def __init__(self, words: list[str]):
         self.words = words
@@ -181,8 +181,8 @@ def probe_words(index: WordIndex, words: list[str] | WordQuery) -> np.ndarray:
 @dataclass(frozen=True)
 class Spellings:
     """The distinct words of a token column and their lowercase forms, as one `WordQuery`: a table that finds a
-    word as written, else lowercased (Brown clusters, capitalisation classes, frequency bands) looks both up in
-    one pass (`StoredClasses.class_ids`), and every such table of a model shares the query (`spellings`)."""
+    word as written, else lowercased (Brown clusters, capitalisation classes, frequency bands) looks both up at
+    once (`StoredClasses.class_ids`), and every such table of a model shares the query (`spellings`)."""
 
     #: the column's distinct words (``factorize`` order), then the lowercase forms that are none of them
     query: WordQuery

@@ -63,8 +63,8 @@ class WordClasses(abc.ABC):
         return self.value_of(word, classes.get(word), classes.get(word.lower()))
 
     def values(self, corpus: Corpus) -> dict[str, Any]:
-        """The column as ``(distinct, codes)``: the distinct words, as written and lowercased, found in one pass
-        over the table (`spellings`, shared with the model's other tables); `value_of` runs for the words not
+        """The column as ``(distinct, codes)``: the distinct words, as written and lowercased, found at once
+        in the table's index (`spellings`, shared with the model's other tables); `value_of` runs for the words not
         found as written only."""
         distinct, codes = corpus.factorize(self.word)
         found = spellings(corpus, self.word)
