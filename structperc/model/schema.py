@@ -64,7 +64,7 @@ from structperc.features.lexicon import SegmentationDictionary
 from structperc.features.resources.bands import WordBands
 from structperc.features.resources.case_evidence import CaseEvidence
 from structperc.features.resources.lemmas import LemmaClasses
-from structperc.features.resources.storage import read_together
+from structperc.features.resources.storage import beside_reading, read_together
 from structperc.features.resources.wordlist import DictionaryWords
 from structperc.features.task import Task, masks
 from structperc.features.templates import parse_templates
@@ -301,7 +301,11 @@ def read(path: str | os.PathLike) -> Model:
     meta, arrays = load_archive(path)
     try:
         with read_together():  # the resources' word tables inflate while the weights are read
-            return _model(meta, arrays, seen=_Built())
+            model = _model(meta, arrays, seen=_Built())
+            for part in (model, model.stage1, *model.voters):  # and then the key lookups are built
+                if part is not None and isinstance(part.features, FeatureIndex):
+                    part.features.build_lookup_tables_beside(beside_reading)
+            return model
     except _DAMAGE as exc:
         raise ModelFormatError(f"{path}: damaged structperc model ({type(exc).__name__}: {exc})") \
             from None

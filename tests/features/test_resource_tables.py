@@ -9,6 +9,7 @@ test_language_columns.py; the registry in test_resources.py.
 """
 from __future__ import annotations
 
+import copy
 import gzip
 import importlib.util
 import json
@@ -595,6 +596,9 @@ def test_tables_read_together_are_checked_on_leaving_and_answer_as_alone():
     assert all(t._inflating is None and t._data is not None for t in together)
     assert [t.lookup(["b", "d", "q"]) for t in together] == [StoredClasses(classes, arrays).lookup(["b", "d", "q"])] * 3
     assert together[0].table() == table and len(together[1]) == 4
+    with read_together():  # a copy (as compressing a model makes) waits for the index in the making
+        pending = StoredClasses(classes, arrays)
+    assert copy.deepcopy(pending).lookup(["b", "d", "q"]) == {"b": "y", "d": "z"}
     with pytest.raises(KeyError):  # an error of the block itself is the one raised, the thread joined
         with read_together():
             StoredClasses(classes, damaged_arrays(arrays)[5])

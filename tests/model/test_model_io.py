@@ -79,6 +79,39 @@ def test_round_trip_same_predictions_and_labels(model_dir, toy_tagger):
     assert loaded.provenance_["n_sentences"] == len(TOY)
 
 
+def test_a_read_model_builds_its_key_lookups_beside_the_reading(model_dir, toy_tagger, monkeypatch):
+    """Reading a model starts the build of its feature tables' key lookups in the reading thread: the first
+    lookup waits for it and finds the ids an index built in place finds; a copy waits for it too; an error of the
+    build raises at the first lookup."""
+    import copy
+    from concurrent.futures import Future
+
+    from structperc.features.index import FeatureIndex
+    from structperc.io.corpus import Corpus
+    from structperc.model import schema
+
+    words, pos, _ = toy_columns()
+    corpus = Corpus.from_sentences(words, extra={"pos": pos})
+    read = schema.read(model_dir).features
+    assert isinstance(read.__dict__.get("_building"), Future)
+    ids = read.transform(corpus)
+    assert "_building" not in read.__dict__ and read.__dict__["_dense"]
+    made = toy_tagger.model_.features
+    made.drop_lookup_tables()
+    built = made.transform(corpus)
+    assert np.array_equal(ids.state, built.state) and np.array_equal(ids.trans, built.trans)
+    copied = copy.deepcopy(schema.read(model_dir).features)  # waits, then copies the tables as built
+    assert "_building" not in copied.__dict__ and np.array_equal(copied.transform(corpus).state, ids.state)
+
+    def broken(self):
+        raise MemoryError("no room for the tables")
+
+    monkeypatch.setattr(FeatureIndex, "_build_every_table", broken)
+    failing = schema.read(model_dir).features
+    with pytest.raises(MemoryError, match="no room"):
+        failing.transform(corpus)
+
+
 def test_save_to_zip_path_and_over_existing(tmp_path, toy_tagger):
     p = tmp_path / "m.zip"
     assert toy_tagger.save(p) == p

@@ -15,7 +15,7 @@ import itertools
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -248,9 +248,10 @@ def read_together() -> Iterator[None]:
     compiled kernel that then indexes their words (`index_words`: 0.016 s more). On leaving, every table is inflated
     and checked: damage raises here, as it would have where the table was made. The indexes may still be in the
     making (the caller goes on to read its input meanwhile): a table's first lookup waits for its own, and a word
-    listed twice, which the index finds, raises there."""
+    listed twice, which the index finds, raises there. Other work of the model's may follow them in that thread
+    (`beside_reading`: the key lookups of its feature tables)."""
     tables: list[StoredClasses] = []
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structperc-inflate")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structperc-read")
     token = _READING.set((tables, pool))
     try:
         yield
@@ -259,6 +260,18 @@ def read_together() -> Iterator[None]:
         pool.shutdown(wait=False)  # the tables' indexes may still be in the making: the first lookup waits for them
     for table in tables:
         table._settle()
+
+
+def beside_reading(job: Callable[[], Any]) -> Future | None:
+    """``job`` submitted to the thread of the `read_together` block around the caller (after the word tables'
+    own jobs), or None outside one (the caller runs it when needed)."""
+    reading = _READING.get()
+    if reading is None:
+        return None
+    try:
+        return reading[1].submit(job)
+    except RuntimeError:  # no new threads (the interpreter is shutting down)
+        return None
 
 
 #: Without the ahead-of-time build: lookups a table answers by splitting its stored words before it builds its
@@ -310,6 +323,13 @@ class StoredClasses:
             self._data, self._counts = _checked(self._classes, self._arrays)
         self._table: dict[str, str] | None = None
         self._passes = 0
+
+    def __getstate__(self) -> dict:
+        """A copy (``copy.deepcopy``, as `structperc.model.compress` makes; pickle) waits for the words being
+        inflated and indexed, and copies them as made."""
+        if self._inflating is not None or self._indexing is not None:
+            self._indexed()
+        return self.__dict__.copy()
 
     def _settle(self) -> None:
         """Wait for the words `read_together` inflates (raising what their check raised)."""
