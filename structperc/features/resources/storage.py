@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import itertools
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -162,8 +163,10 @@ def index_words(data: bytes, n_words: int) -> WordIndex | None:
     text = np.frombuffer(data, dtype=np.uint8)
     if kernel(text, starts, slots):
         raise ValueError("the word table lists a word twice")
-    freeze(starts, slots)  # checked once by the probes' contract: here, by a probe for no word (in the thread that
-    index = WordIndex(data, text, starts, slots)  # indexes a model's tables, not at the first lookup)
+    freeze(starts, slots)
+    index = WordIndex(data, text, starts, slots)
+    # the probes' contract checks a frozen index once: here, by a probe for no word (in the thread that indexes a
+    # model's tables), not at the first lookup
     probe_words(index, [])
     return index
 
@@ -311,15 +314,14 @@ class StoredClasses:
         self._index: WordIndex | None = None
         self._inflating: Future | None = None
         self._indexing: Future | None = None
-        reading = _READING.get()
-        if reading is not None:  # inflated and indexed beside the rest of the model (`read_together`)
-            try:
-                self._inflating = reading[1].submit(_checked, self._classes, self._arrays)
-                self._indexing = reading[1].submit(_index_checked, self._inflating)
-                reading[0].append(self)
-            except RuntimeError:  # no new threads (the interpreter is shutting down): inflated here
-                self._inflating = self._indexing = None
-        if self._inflating is None:
+        # inflated and indexed beside the rest of the model (`read_together`, which settles it), else here
+        self._inflating = beside_reading(functools.partial(_checked, self._classes, self._arrays))
+        if self._inflating is not None:
+            self._indexing = beside_reading(functools.partial(_index_checked, self._inflating))
+            reading = _READING.get()
+            assert reading is not None  # the job above went to its thread
+            reading[0].append(self)
+        else:
             self._data, self._counts = _checked(self._classes, self._arrays)
         self._table: dict[str, str] | None = None
         self._passes = 0
