@@ -10,8 +10,9 @@ then ``structperc tag`` (``segment`` for SXU, on the raw text) reads the test fi
 two models alternating, ``--runs`` times each; wall time from spawn to exit and peak memory from the child's
 ``os.wait4`` rusage (`bench_crfsuite.run_measured`: to the microsecond, where ``/usr/bin/time`` gave hundredths of
 a second, 0.016 of POS's ratio), start-up and the tables' loading included. Prints the medians and their ratio
-(the aim: within 15 %). ``--threads 1 0`` times each model on one thread and on every CPU, alternating; by default
-the commands' own default (every CPU).
+(the aim: within 15 %), and the ratio of each run with ``--lang`` to the run without it just before (its median and
+quartiles: how far the machine's noise moves the ratio). ``--threads 1 0`` times each model on one thread and on
+every CPU, alternating; by default the commands' own default (every CPU).
 
 With ``--phases``, each model then tags the same file ``--runs`` more times (alternating) with its phases timed
 inside the process (`PHASES`: reading the model, the columns its dictionaries write (the resources' among
@@ -134,7 +135,9 @@ def main() -> None:
     args = ap.parse_args()
     settings = args.threads
     require_current_build()  # timings of a stale build would measure numba's compiler
-    rows = ["| model | without `--lang`, s | with, s | × | peak MB without / with |", "|---|---|---|---|---|"]
+    rows = ["| model | without `--lang`, s | with, s | × | × of each pair: median (quartiles) "
+            "| peak MB without / with |",
+            "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
         for task in args.tasks:
             train, lang, test, verb = TASKS[task]
@@ -159,8 +162,11 @@ def main() -> None:
             for threads in settings:
                 med = {s: statistics.median(t for t, _ in times[threads, s]) for s in ("without", "with")}
                 mem = {s: statistics.median(m for _, m in times[threads, s]) for s in ("without", "with")}
+                pairs = [w / o for (o, _), (w, _) in zip(times[threads, "without"], times[threads, "with"])]
+                q1, q2, q3 = statistics.quantiles(pairs, n=4) if len(pairs) > 1 else pairs * 3
                 rows.append(f"| {task}{threads_label(threads)} | {med['without']:.3f} | {med['with']:.3f} | "
-                            f"{med['with'] / med['without']:.3f} | {mem['without']:.0f} / {mem['with']:.0f} |")
+                            f"{med['with'] / med['without']:.3f} | {q2:.3f} ({q1:.3f}–{q3:.3f}) | "
+                            f"{mem['without']:.0f} / {mem['with']:.0f} |")
                 print(rows[-1], flush=True)
             if args.phases:
                 for threads in settings:
