@@ -241,6 +241,29 @@ def test_dev_scoring_on_compacted_ids_keeps_values_aligned():
     assert not np.array_equal(predict(whole, dev), predict(whole, Features(dev.state, dev.trans, dev.sent_ptr)))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(-1, 40), min_size=3, max_size=3), max_size=30))
+def test_compacted_ids_are_the_ranks_among_the_ids_used(rows):
+    """The dev ids compacted without a sort: each known id becomes its rank among the distinct known ids
+    (what ``np.unique(..., return_inverse=True)`` gives, written out by hand here), -1 stays -1, and the
+    rows listed are the distinct known ids in order."""
+    state = np.array(rows, dtype=np.int32).reshape(-1, 3)
+    compact, used = compact_features(Features(state, np.zeros((len(state), 0), np.int32),
+                                              np.array([0, len(state)])))
+    distinct = sorted({v for row in rows for v in row if v >= 0})
+    rank = {v: i for i, v in enumerate(distinct)}
+    assert used.dtype == np.int64 and used.tolist() == distinct
+    assert compact.state.dtype == np.int32
+    assert compact.state.tolist() == [[rank.get(v, -1) for v in row] for row in rows]
+
+
+def test_compacted_ids_by_hand():
+    state = np.array([[7, -1, 3], [3, 9, 7]], dtype=np.int32)
+    compact, used = compact_features(Features(state, np.zeros((2, 0), np.int32), np.array([0, 2])))
+    assert used.tolist() == [3, 7, 9]
+    assert compact.state.tolist() == [[1, -1, 0], [0, 2, 1]]
+
+
 @pytest.mark.parametrize("bad, message", [
     (np.ones((3, 2), np.float32), "do not match"),
     ("nan", "finite"),
