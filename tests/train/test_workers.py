@@ -23,6 +23,7 @@ from testkit import REPO
 from structperc import Tagger
 from structperc.errors import InputError
 from structperc.features.index import Features
+from structperc.train import workers as worker_processes
 from structperc.train.mixing import Shard, make_shards, train_mixed
 from structperc.train.perceptron import PerceptronState, epoch_inputs
 from structperc.train.workers import WorkerError
@@ -42,8 +43,7 @@ def _problem(seed: int = 0, n_sent: int = 40, L: int = 3, A: int = 25):
     return feats, y, (lambda: PerceptronState.zeros(A, 2, L)), np.zeros((L + 1, L)), np.zeros(L)
 
 
-def _leftovers() -> set[str]:
-    folder = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(os.environ.get("TMPDIR", "/tmp"))
+def _leftovers(folder: Path) -> set[str]:
     return {p.name for p in folder.glob("structperc-ipm-*")}
 
 
@@ -81,9 +81,11 @@ def test_worker_processes_equal_in_process_shards(method):
     assert got[0] == got[1]
 
 
-def test_a_killed_worker_stops_the_run_at_once():
+def test_a_killed_worker_stops_the_run_at_once(tmp_path, monkeypatch):
+    # the workers' shared folder is this test's own: another test process (pytest -n 2) may be training with
+    # workers in /dev/shm at the same moment, and its folder is not this run's leftover
+    monkeypatch.setattr(worker_processes, "_shared_dir", lambda: str(tmp_path))
     feats, y, state, mask, end = _problem(1)
-    before = _leftovers()
     others = set(multiprocessing.active_children())  # e.g. joblib's reusable pool from earlier tests
     s = state()
     started = time.monotonic()
@@ -92,7 +94,7 @@ def test_a_killed_worker_stops_the_run_at_once():
                     shards=_shards(DyingShard, feats, y, s, mask, end))
     assert time.monotonic() - started < 60
     assert set(multiprocessing.active_children()) <= others  # none of the training workers is left
-    assert _leftovers() <= before
+    assert _leftovers(tmp_path) == set()
 
 
 def test_a_failing_worker_reports_its_error():
@@ -105,13 +107,13 @@ def test_a_failing_worker_reports_its_error():
     assert set(multiprocessing.active_children()) <= others
 
 
-def test_nothing_is_left_behind_after_a_run():
+def test_nothing_is_left_behind_after_a_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(worker_processes, "_shared_dir", lambda: str(tmp_path))  # this run's own folder
     feats, y, state, mask, end = _problem(3)
-    before = _leftovers()
     others = set(multiprocessing.active_children())  # e.g. joblib's reusable pool from earlier tests
     train_mixed(feats, y, state(), mask=mask, end=end, epochs=2, shards=2)
     assert set(multiprocessing.active_children()) <= others  # none of the training workers is left
-    assert _leftovers() <= before
+    assert _leftovers(tmp_path) == set()
 
 
 def test_an_unknown_start_method_is_refused():
