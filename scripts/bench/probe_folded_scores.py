@@ -118,8 +118,7 @@ def main() -> None:
             base, end = w.base_transitions(), np.ascontiguousarray(w.end, dtype=np.float64)
             Wc = np.ascontiguousarray(w.cond, dtype=np.float32)
             L = base.shape[1]
-            dense = np.zeros((len(sw.ptr) - 1, L), dtype=np.float32)
-            dense[np.repeat(np.arange(len(sw.ptr) - 1), np.diff(sw.ptr)), sw.labels] = sw.values
+            dense = sw.to_dense()
             word_like = {word} | set(model.dictionary.columns if model.dictionary is not None else ())
             groups = offset_groups(model, word_like)
             X2, rows = folded(X, sp, corpus.factorize(word)[1], groups, dense)

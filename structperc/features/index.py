@@ -32,7 +32,7 @@ from structperc.features.templates import Template
 from structperc.features.vocabulary import RARE_MAX
 from structperc.io.corpus import Corpus
 
-__all__ = ["DENSE_KEYS", "RARE_MAX", "FeatureIndex", "Features", "checked_values"]
+__all__ = ["DENSE_KEYS", "RARE_MAX", "FeatureIndex", "Features", "checked_values", "compact_features"]
 
 
 @dataclass
@@ -55,6 +55,24 @@ class Features:
     trans: np.ndarray
     sent_ptr: np.ndarray
     values: np.ndarray | None = None
+
+
+def compact_features(feats: Features) -> tuple[Features, np.ndarray]:
+    """``feats`` with its state attribute ids renumbered densely, and the sorted original ids: the rows of the
+    weights that scoring this data reads (a dev set's, scored at every epoch: the trainers' ``dev_rows``).
+
+    The ids are marked in a table of every attribute up to the largest and numbered by a running count, what
+    ``np.unique(ids, return_inverse=True)`` gives without its sort: the dev set's ids were the training run's
+    peak memory (a held-out tenth of SXU with ``--lang zh``: 2.7 M ids, whose sort kept about 90 MB of int64
+    copies alive beside the training features)."""
+    known = feats.state >= 0
+    ids = feats.state[known]
+    used = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=bool)
+    used[ids] = True
+    rank = np.cumsum(used, dtype=np.int32) - 1  # an id's rank among the ids used
+    state = np.full(feats.state.shape, -1, dtype=np.int32)
+    state[known] = rank[ids]
+    return Features(state, feats.trans, feats.sent_ptr, feats.values), np.flatnonzero(used).astype(np.int64)
 
 
 def checked_values(values: np.ndarray | None, ids: np.ndarray) -> np.ndarray:

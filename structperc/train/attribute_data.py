@@ -11,7 +11,7 @@ import numpy as np
 
 from structperc.errors import InputError
 from structperc.features.attributes import AttributeIndex
-from structperc.features.index import Features
+from structperc.features.index import Features, compact_features
 from structperc.features.task import Task, masks
 from structperc.labels import LabelSet, valid_sequence
 from structperc.labels.schemes import SPAN_SCHEMES, convert_flat
@@ -80,13 +80,9 @@ class Dev:
         #: the gold labels in the model's scheme (for the temperature's gold ids)
         self.tags = model_tags(data, feats.sent_ptr, "y_dev", task)
         self.feats = feats
-        known = feats.state >= 0
-        rows, inverse = np.unique(feats.state[known], return_inverse=True)
-        state = np.full(feats.state.shape, -1, dtype=np.int32)
-        state[known] = inverse.ravel()
-        #: the dev data over the attributes it uses, renumbered (`train_perceptron`'s ``dev_rows``)
-        self.compact = Features(state, feats.trans, feats.sent_ptr, feats.values)
-        self.rows = rows.astype(np.int64)
+        #: the dev data over the attributes it uses, renumbered, and those attributes (`train_perceptron`'s
+        #: ``dev_rows``)
+        self.compact, self.rows = compact_features(feats)
 
     def score(self, weights: Weights) -> float:
         from structperc.decode.decoder import predict

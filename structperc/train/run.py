@@ -23,7 +23,7 @@ from structperc.errors import InputError
 from structperc.features.dictionary import ColumnDictionary, fold_assignment
 from structperc.features.forking import forked_map
 from structperc.features.gazetteer import FOLD_BLOCK, STAGE_COLUMN
-from structperc.features.index import FeatureIndex, Features
+from structperc.features.index import FeatureIndex, compact_features
 from structperc.features.instances import (
     Instances,
     SharedFeatures,
@@ -94,25 +94,6 @@ def sources(X: Any, corpus: Corpus) -> list[dict]:
     if isinstance(X, (str, os.PathLike)) and os.path.isfile(X):
         return [{"name": os.path.basename(str(X)), "sha256": file_sha256(X)}]
     return [{"name": corpus.source}]
-
-
-def compact_features(feats: Features) -> tuple[Features, np.ndarray]:
-    """``feats`` with its state attribute ids renumbered densely, and the sorted original ids: the
-    rows of the weights that scoring this data reads (see `structperc.train.trainer.TrainOptions`'s ``dev_rows``).
-
-    The ids are marked in a table of every attribute up to the largest and numbered by a running count, what
-    ``np.unique(ids, return_inverse=True)`` gives without its sort: the dev set's ids were the training run's
-    peak memory (a held-out tenth of SXU with ``--lang zh``: 2.7 M ids, whose sort kept about 90 MB of int64
-    copies alive beside the training features)."""
-    state = feats.state
-    known = state >= 0
-    size = int(state.max()) + 1 if state.size else 0
-    used = np.zeros(max(size, 0), dtype=bool)
-    used[state[known]] = True
-    number = np.cumsum(used, dtype=np.int32) - 1  # an id's rank among the ids used
-    out = np.full(state.shape, -1, dtype=np.int32)
-    np.copyto(out, number[np.maximum(state, 0)] if size else out, where=known)
-    return Features(out, feats.trans, feats.sent_ptr, feats.values), np.flatnonzero(used).astype(np.int64)
 
 
 

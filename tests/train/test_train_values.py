@@ -20,11 +20,10 @@ from reference import dense_pairs, dense_weights, random_sentences, reference_ep
 
 from structperc.decode.decoder import predict
 from structperc.errors import InputError
-from structperc.features.index import Features
+from structperc.features.index import Features, compact_features
 from structperc.model.state_weights import feature_set
 from structperc.train.checkpoint import load_checkpoint, save_checkpoint
 from structperc.train.perceptron import PerceptronState, _epoch_kernel, train_perceptron
-from structperc.train.run import compact_features
 
 DYADIC = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0], dtype=np.float32)
 
