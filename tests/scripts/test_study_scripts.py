@@ -95,3 +95,23 @@ def test_vote_study_reads_sentences_backwards_and_back(tmp_path, monkeypatch):
     target = reversed_file(source, tmp_path / "b.txt")
     assert target.read_text(encoding="utf-8").split("\n\n")[1] == "dogs NNS B-NP\nBig JJ I-NP"
     assert reversed_file(target, tmp_path / "c.txt").read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
+
+
+def test_vote_study_writes_ioe_tags_and_reads_them_back(tmp_path, monkeypatch):
+    """`study_vote.py --ioe`'s members learn IOE1/IOE2 tags written from IOB2; read back, they are the same spans."""
+    monkeypatch.syspath_prepend(str(STUDIES))
+    from study_vote import from_ioe, ioe_file, to_ioe
+
+    tags = ["B-NP", "I-NP", "B-NP", "B-VP", "I-VP", "O", "B-NP", "O", "B-PP", "B-NP", "I-NP"]
+    assert to_ioe(tags, "ioe2") == ["I-NP", "E-NP", "E-NP", "I-VP", "E-VP", "O", "E-NP", "O", "E-PP", "I-NP",
+                                    "E-NP"]
+    # IOE1 marks an end only where a span of the same type follows at once
+    assert to_ioe(tags, "ioe1") == ["I-NP", "E-NP", "I-NP", "I-VP", "I-VP", "O", "I-NP", "O", "I-PP", "I-NP",
+                                    "I-NP"]
+    assert from_ioe(to_ioe(tags, "ioe2")) == tags and from_ioe(to_ioe(tags, "ioe1")) == tags
+    # an ill-formed I-X before O still ends its span, as conlleval reads it
+    assert from_ioe(["I-NP", "O", "E-VP"]) == ["B-NP", "O", "B-VP"]
+    source = tmp_path / "a.txt"
+    source.write_text("Big JJ B-NP\ndogs NNS I-NP\nbark VBP B-VP\n\n", encoding="utf-8")
+    assert ioe_file(source, tmp_path / "b.txt", "ioe2").read_text(encoding="utf-8") == \
+        "Big JJ I-NP\ndogs NNS E-NP\nbark VBP E-VP\n\n"
