@@ -142,7 +142,7 @@ def _as_word_lists(X: Any) -> tuple[list[list[str]], str]:
     sents = [s.split() if isinstance(s, str) else list(s) for s in X]
     sents = [s for s in sents if s]
     if not sents:
-        raise InputError("no sentences to train on")
+        raise InputError("no sentences (every text is empty)")
     return sents, "<memory>"
 
 
@@ -209,11 +209,6 @@ class Segmenter(Tagger):
         self._added_words: dict[str, Entry] = {}
         self._added_matcher: WordMatcher | None = None
         self._soft_cache: tuple[Any, schema.Model] | None = None
-
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in ("template", "epochs", "seed", "min_count", "dev_split",
-                                              "lexicon", "folds", "feature_set", "step", "margin", "C", "raw",
-                                              "encoding", "lang")}
 
     def _saved_params(self) -> dict:
         # the lexicon and the raw text are saved as the dictionaries; the model file keeps the `Tagger`
@@ -356,7 +351,11 @@ class Segmenter(Tagger):
     def _segment(self, texts: Sequence[str], user: _UserDict) -> list[list[str]]:
         pieces: list[str] = []
         n_pieces = np.zeros(len(texts) + 1, dtype=np.int64)
+        if isinstance(texts, str):
+            raise InputError("segment_texts() takes a list of strings, not one string (segment() takes one)")
         for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"texts[{i}] is {type(text).__name__}, not a string")
             split = text.split()
             pieces.extend(split)
             n_pieces[i + 1] = len(split)
@@ -460,7 +459,9 @@ class Segmenter(Tagger):
         user = self._resolve(user_dict, user_dict_mode)
         buf: list[str] = []
         size = 0
-        for line in lines:
+        for number, line in enumerate(lines, 1):
+            if not isinstance(line, str):
+                raise InputError(f"line {number} is {type(line).__name__}, not a string")
             buf.append(line)
             size += len(line)
             if len(buf) >= batch or size >= BATCH_CHARS:

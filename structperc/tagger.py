@@ -175,9 +175,21 @@ class Tagger(Assessment):
     def _param_names(cls) -> list[str]:
         return _param_names(cls)
 
-    def get_params(self) -> dict:
-        """The constructor parameters (scikit-learn's convention)."""
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor parameters (scikit-learn's convention, so ``sklearn.base.clone`` works; ``deep`` is
+        accepted for it: no parameter is an estimator)."""
         return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params: Any) -> Self:
+        """Set constructor parameters (scikit-learn's convention); an unknown name raises ``ValueError``. The
+        options' rules are checked when `fit` runs, as for the constructor."""
+        valid = self._param_names()
+        for name in params:
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__} (valid: {', '.join(valid)})")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
 
     def fit(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, dev: Any = None,
             dev_y: Sequence[Sequence[str]] | None = None, tokens: str = "tokens", tags: str | None = None,
@@ -361,6 +373,8 @@ class Tagger(Assessment):
                 allowed: predict.Allowed | None = None) -> list[list[str]]:
         """Tags for each sentence of ``X`` (token lists, a CoNLL path, a `Corpus`, a dataset);
         ``forced`` ({position: tag} per sentence) and ``allowed`` ({position: tags}) constrain them."""
+        if self._no_sentences(X):
+            return []
         corpus, mask = self._constrained(X, forced, allowed)
         return split_tags(self.predict_corpus(corpus, mask), corpus.sent_ptr)
 
@@ -423,6 +437,8 @@ class Tagger(Assessment):
         if language is None:
             raise InputError("the model has no language to split raw text by (it was trained without --lang): "
                              "give tokens (--input-format lines or tokens), or in Python tag_texts(..., lang='en')")
+        if not isinstance(texts, str) and not isinstance(texts, Iterable):
+            raise InputError(f"tag_texts() takes a string or strings, not {type(texts).__name__}")
         docs = [texts] if isinstance(texts, str) else list(texts)
         split = list(split_texts(docs, language))
         sentences = [s for doc in split for s in doc]
@@ -439,6 +455,9 @@ class Tagger(Assessment):
         """A copy of a `datasets.Dataset` plus predicted tags (ClassLabel ids if the gold ones are)."""
         from structperc.io.hf import with_predictions
 
+        if column in getattr(dataset, "column_names", ()):  # checked before the tagging, not after it
+            raise InputError(f"the dataset already has a column {column!r}: name the predictions' column "
+                             "another way (column=...)")
         return with_predictions(dataset, self.predict(dataset), column, self.dataset_columns_.get("tags"))
 
     def save(self, path: str | os.PathLike) -> Path:

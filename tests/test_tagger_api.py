@@ -239,7 +239,7 @@ def test_empty_training_data():
 
 
 def test_unreadable_input_type():
-    with pytest.raises(InputError, match="cannot read training data of type int"):
+    with pytest.raises(InputError, match="cannot read sentences from int"):
         Tagger.train(42, columns=["word", "chunk"], template=["w[0]"])
 
 

@@ -38,6 +38,7 @@ additions, so this holds bit for bit for float32 scores too.
 """
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -71,7 +72,12 @@ PATHS_PER_CHUNK = 100_000
 
 def check_k(k: int, name: str = "the number of paths k") -> int:
     """``k`` as an int, or an `InputError` naming it (``name``) when it is below 1 or above `MAX_K`."""
-    k = int(k)
+    try:
+        if isinstance(k, bool):
+            raise TypeError
+        k = operator.index(k)  # a whole number: 1.7 paths is no count
+    except TypeError:
+        raise InputError(f"{name} must be a whole number, not {k!r}") from None
     if k < 1:
         raise InputError(f"{name} must be at least 1, not {k}")
     if k > MAX_K:

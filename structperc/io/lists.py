@@ -3,7 +3,7 @@ optional tags, as a `Corpus`: the reader of the ``lists`` input format (`structp
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 from structperc.errors import InputError
 from structperc.io.corpus import Corpus
@@ -75,6 +75,9 @@ def from_lists(X: Sequence, y: Any, task: Columns, reads: set[str] | None,
                 y = gold
     first_column = next(iter(cols))
     if y is not None:
+        if not isinstance(y, (Sequence, str, bytes)) and isinstance(y, Iterable):
+            y = list(y)  # read twice below: a generator once
+        _tags_only(y)
         y = _unknown_tags(y, unknown)
     return Corpus.from_sentences(cols[first_column], y,
                                  extra={k: v for k, v in cols.items() if k != first_column},
@@ -92,6 +95,21 @@ def _strings_only(sents: list[list[Any]], fields: list[int] | None = None) -> No
         ti = at if fields is None else at // len(fields)
         raise InputError(f"sentence {si}, token {ti}: {values[at]!r} is not a string (a token is a string, or a "
                          "tuple of strings when the model reads several columns)")
+
+
+def _tags_only(y: Any) -> None:
+    """Refuse a tag that is neither a string nor None (unknown): a number would become the label of its
+    ``str()``, as a number token would (`_strings_only`)."""
+    if isinstance(y, (str, bytes)) or not isinstance(y, Iterable):
+        what = "a string" if isinstance(y, (str, bytes)) else type(y).__name__
+        raise InputError(f"the tags must be one list of tags per sentence, not {what}")
+    for si, s in enumerate(y):
+        if isinstance(s, (str, bytes)) or not isinstance(s, Iterable):
+            what = "a string" if isinstance(s, (str, bytes)) else type(s).__name__
+            raise InputError(f"sentence {si}: its tags must be a list of tags (one per token), not {what}")
+        for ti, t in enumerate(s):
+            if t is not None and not isinstance(t, str):
+                raise InputError(f"sentence {si}, token {ti}: the tag {t!r} is not a string (or None, unknown)")
 
 
 def _unknown_tags(y: Any, unknown: str | None) -> Any:

@@ -87,7 +87,8 @@ def format_given(X: Any) -> InputFormat:
     for f in REGISTRY:
         if f.given is not None and f.read is not None and f.given(X):
             return f
-    raise InputError(f"cannot read training data of type {type(X).__name__}")
+    raise InputError(f"cannot read sentences from {type(X).__name__}: give token lists, a CoNLL or CoNLL-U path, a "
+                     "Corpus or a datasets.Dataset")
 
 
 def format_of_line(line: str, layout: Layout) -> str:

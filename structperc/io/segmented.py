@@ -91,7 +91,8 @@ def char_corpus(texts: Sequence[str], tags: Sequence[Sequence[str]] | tuple[list
     ptr = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=ptr[1:])
     corpus = Corpus(cols, ptr, source)
-    points = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    # a lone surrogate (text decoded with ``surrogateescape``) is a code point like any other, as for taggers
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     distinct, codes = np.unique(points, return_inverse=True)
     corpus.use_codes("char", [chr(c) for c in distinct.tolist()], codes.astype(np.int64).ravel())
     return corpus.with_column("tag", tags) if coded else corpus  # type: ignore[arg-type]

@@ -65,6 +65,12 @@ class Assessment:
         report = self.evaluate(X, y, calibration=False)
         return report["micro"]["f1"] if "micro" in report else report["accuracy"]
 
+    def _no_sentences(self, X: Any) -> bool:
+        """True for an empty list or tuple of sentences, whose predictions are an empty list (a batch loop's last
+        batch may be empty); any other input goes to the reader, which refuses an empty file with its name."""
+        self._check_fitted()
+        return isinstance(X, (list, tuple)) and len(X) == 0
+
     def _constrained(self, X: Any, forced: Any, allowed: Any) -> tuple[Corpus, np.ndarray | None]:
         self._check_fitted()
         corpus = self._corpus(X, None, need_tags=False)
@@ -74,12 +80,16 @@ class Assessment:
                           allowed: predict.Allowed | None = None) -> list[list[dict[str, float]]]:
         """Per sentence, per token, {tag: probability} at the calibrated temperature (exact
         forward-backward over the decoder's lattice; see `structperc.predict`)."""
+        if self._no_sentences(X):
+            return []
         corpus, mask = self._constrained(X, forced, allowed)
         return predict.marginal_dicts(self.model_, corpus, mask)
 
     def predict_nbest(self, X: Any, k: int = 5, *, forced: predict.Forced | None = None,
                       allowed: predict.Allowed | None = None) -> list[list[tuple[list[str], float]]]:
         """Per sentence, up to ``k`` (tags, probability) best first (exact list Viterbi)."""
+        if self._no_sentences(X):
+            return []
         corpus, mask = self._constrained(X, forced, allowed)
         model = self.model_
         return [[(tags, p) for tags, _, p in paths]
@@ -88,6 +98,8 @@ class Assessment:
     def predict_proba_sequence(self, X: Any, *, forced: predict.Forced | None = None,
                                allowed: predict.Allowed | None = None) -> list[float]:
         """The probability of each sentence's predicted tag sequence."""
+        if self._no_sentences(X):
+            return []
         corpus, mask = self._constrained(X, forced, allowed)
         model = self.model_
         feats = predict.featurize(model, corpus)

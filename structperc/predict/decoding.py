@@ -113,9 +113,13 @@ def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = Non
     projection = _projection(model)
 
     def labels_of(tags: Iterable[str], where: str) -> np.ndarray:
+        if not isinstance(tags, str) and not (isinstance(tags, Iterable) and not isinstance(tags, Mapping)):
+            raise InputError(f"{where}: {tags!r} is not a tag (a string) or a set of tags")
         tags = [tags] if isinstance(tags, str) else list(tags)
         out = np.zeros(L, dtype=bool)
         for tag in tags:
+            if not isinstance(tag, str):
+                raise InputError(f"{where}: {tag!r} is not a tag (a string)")
             if tag not in projection:
                 raise InputError(f"{where}: tag {tag!r} is not one of this model's tags "
                                  f"({', '.join(sorted(projection)[:8])}{', …' if len(projection) > 8 else ''})")
@@ -125,10 +129,16 @@ def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = Non
     for name, given in (("forced", forced), ("allowed", allowed)):
         if given is None:
             continue
+        if isinstance(given, (Mapping, str, bytes)) or not hasattr(given, "__len__"):
+            raise InputError(f"{name} takes one mapping (position -> tag) or None per sentence, in a list: "
+                             f"got {type(given).__name__}")
         if len(given) != len(ptr) - 1:
             raise InputError(f"{name} has {len(given)} entries for {len(ptr) - 1} sentences")
         for s, positions in enumerate(given):
             size = int(ptr[s + 1] - ptr[s])
+            if positions is not None and not isinstance(positions, Mapping):
+                raise InputError(f"{name}: sentence {s} has {type(positions).__name__} {positions!r:.60}, not a "
+                                 "mapping from token position to tag(s) (or None)")
             for pos, tags in (positions or {}).items():
                 if not isinstance(pos, (int, np.integer)) or not 0 <= pos < size:
                     raise InputError(f"{name}: sentence {s} has {size} tokens; position {pos!r} is not one")
@@ -186,7 +196,7 @@ def decode(model: Model, feats: Features, mask: np.ndarray | None) -> np.ndarray
         stuck = no_path(ids, feats.sent_ptr)
         if len(stuck):
             more = f" (and {len(stuck) - 1} more)" if len(stuck) > 1 else ""
-            raise InputError(f"sentence {int(stuck[0]) + 1}{more}: its forced or allowed tags (or the tag "
+            raise InputError(f"sentence {int(stuck[0])}{more}: its forced or allowed tags (or the tag "
                              "dictionary) leave no tag sequence this model can produce")
     return ids
 

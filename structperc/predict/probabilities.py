@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from structperc.decode.marginals import marginals, path_log_probs
-from structperc.decode.nbest import nbest
+from structperc.decode.nbest import MAX_K, check_k, nbest
 from structperc.errors import InputError
 from structperc.features.index import Features
 from structperc.features.instances import data_tags
@@ -63,12 +63,47 @@ def path_probabilities(model: Model, feats: Features, ids: np.ndarray,
 
 def k_best(model: Model, feats: Features, k: int, mask: np.ndarray | None = None) \
         -> list[list[tuple[list[str], float, float]]]:
-    """Per sentence, up to ``k`` (data tags, score, probability) best first (fewer when the lattice
+    """Per sentence, up to ``k`` distinct (data tags, score, probability) best first (fewer when the lattice
     has fewer paths). Ties keep Viterbi's order (`structperc.decode.nbest`). A voting model is refused: its
-    first member's paths would not hold the vote it tags with."""
+    first member's paths would not hold the vote it tags with.
+
+    A span model trained unconstrained in another encoding than its data's (``constrained=False``: IOBES
+    labels for IOB2 data) has label paths that read as the same data tags (an E-X and an I-X before O both
+    end a span). Such a sequence is listed once, at its best path's score and rank, with the probabilities of
+    its paths the search met summed; the search is widened (4× the paths, up to `MAX_K`) until ``k`` distinct
+    sequences are found or the lattice has no more paths."""
     if model.voters:
         raise InputError("a voting model (trained with --vote) gives its members' vote, not k best paths: the first "
                          "member's would not hold it")
+    k = check_k(k)
+    task = model.task
+    if task.constrained or task.model_scheme == task.scheme:  # one label path per data-tag sequence
+        return _listed(model, feats, k, mask)
+    want = k
+    while True:
+        lists = _listed(model, feats, want, mask)
+        merged = [_distinct(paths, k) for paths in lists]
+        if want >= MAX_K or all(len(m) == k or len(paths) < want for m, paths in zip(merged, lists)):
+            return merged
+        want = min(MAX_K, 4 * want)
+
+
+def _distinct(paths: list[tuple[list[str], float, float]], k: int) -> list[tuple[list[str], float, float]]:
+    """The first ``k`` distinct tag sequences of ``paths`` (best first), each at its first path's score, with the
+    probabilities of all its paths summed."""
+    seen: dict[tuple[str, ...], list] = {}
+    for tags, score, p in paths:
+        entry = seen.get(key := tuple(tags))
+        if entry is None:
+            seen[key] = [tags, score, p]
+        else:
+            entry[2] += p
+    return [(tags, score, min(p, 1.0)) for tags, score, p in list(seen.values())[:k]]
+
+
+def _listed(model: Model, feats: Features, k: int, mask: np.ndarray | None) \
+        -> list[list[tuple[list[str], float, float]]]:
+    """Per sentence, the ``k`` best label paths as (data tags, score, probability), best first."""
     result = nbest(model.weights, feats, k, allowed=mask)
     tau = confidence_temperature(model)
     # p(path r) = p(best) · exp((s_r - s_best) / τ): the best path's probability exactly (float64),

@@ -260,6 +260,10 @@ class StructuredPerceptron(BaseEstimator):
         if model is None:
             from sklearn.exceptions import NotFittedError
 
+            if self.model_filename is not None:  # sklearn_crfsuite's CRF loads its file; this one is not there
+                raise NotFittedError(f"This StructuredPerceptron is not fitted yet and its model_filename "
+                                     f"{os.fspath(self.model_filename)!r} holds no saved model: call fit, or give "
+                                     "the path of a saved model")
             raise NotFittedError("This StructuredPerceptron is not fitted yet: call fit, or give "
                                  "model_filename of a saved model")
         return model

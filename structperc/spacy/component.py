@@ -93,6 +93,8 @@ class StructpercComponent:
             raise InputError("annotate='pos' needs Universal POS tags (spaCy's token.pos_), but this "
                              f"model predicts {task.tag_column!r} with tags such as "
                              f"{', '.join(map(repr, other)) or 'none'}: use annotate='tag'", where)
+        if self.marginals:  # refused here, when the component is added, not on every document
+            tagger.model_.weights.check_first_order("token marginals (marginals=true)")
         getters: Dict[str, Callable[[Token], str]] = {}
         for column in sorted(set(tagger.reads() or ()) - {task.token_column}):
             attribute = self.columns.get(column, DEFAULT_COLUMNS.get(column))

@@ -174,7 +174,8 @@ def flat_tags(y: Any, sent_ptr: np.ndarray, what: str) -> list[str]:
     if not all(isinstance(t, str) for t in flat):
         bad = next(t for t in flat if not isinstance(t, str))
         raise InputError(f"labels must be strings, not {type(bad).__name__} ({bad!r})")
-    return flat
+    # plain str: numpy's str_ (a label array's items) would otherwise reach classes_ and the model file
+    return [t if type(t) is str else str(t) for t in flat]
 
 
 def split(flat: list[Any], sent_ptr: np.ndarray) -> np.ndarray:

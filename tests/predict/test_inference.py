@@ -153,8 +153,11 @@ def test_forced_and_allowed_tags_are_honoured(chunker, test_sentences, data):
 
 def test_unsatisfiable_constraints_are_refused(chunker, test_sentences):
     sent = test_sentences[0]
-    with pytest.raises(InputError, match="sentence 1: its forced or allowed tags .* leave no tag sequence"):
+    with pytest.raises(InputError, match="sentence 0: its forced or allowed tags .* leave no tag sequence"):
         chunker.predict([sent], forced=[{0: "I-NP"}])  # nothing starts inside a chunk (IOBES, constrained)
+    # numbered from 0, as the forced and allowed lists' own errors number their sentences
+    with pytest.raises(InputError, match="sentence 2: its forced or allowed tags .* leave no tag sequence"):
+        chunker.predict([sent, sent, sent], forced=[None, {}, {0: "I-NP"}])
 
 
 def test_constraints_are_checked(chunker, test_sentences):
