@@ -71,8 +71,17 @@ def _param_names(cls: type) -> list[str]:
     """A class's constructor parameters (read once per class: `predict` asks on every call)."""
     names = _PARAM_NAMES.get(cls)
     if names is None:
-        names = _PARAM_NAMES[cls] = [p for p in inspect.signature(cls.__init__).parameters  # type: ignore[misc]
-                                     if p != "self"]
+        names = []
+        for klass in cls.__mro__:  # a constructor passing **params on takes its base's parameters too
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            params = list(inspect.signature(init).parameters.values())
+            names += [p.name for p in params if p.name != "self" and p.name not in names
+                      and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+            if not any(p.kind is p.VAR_KEYWORD for p in params):
+                break
+        _PARAM_NAMES[cls] = names
     return list(names)
 
 

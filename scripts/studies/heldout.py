@@ -76,7 +76,7 @@ class StudySegmenter(Segmenter):
         super().__init__(**params)
         self.refit, self.order = refit, order
 
-    def get_params(self) -> dict:
+    def get_params(self, deep: bool = True) -> dict:
         return {**super().get_params(), "refit": self.refit, "order": self.order}
 
 

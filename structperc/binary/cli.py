@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+from click.core import ParameterSource
 
 from structperc.binary.csvdata import DataFileError, read_labelled_csv
 from structperc.binary.experiment import ALGORITHMS, ExperimentResult, run_experiment
@@ -75,6 +76,11 @@ def binary_command(csv_path: Path, algo: str, kernel: str, eta: float, k: float,
     r^2/rho*^2 for primal and dual (when the data is separable), the margin
     bound 4r^2/((1-k)^2 rho^2) for margin, and (r+delta)^2/rho^2 for lifted.
     """
+    given = click.get_current_context().get_parameter_source
+    if algo != "margin" and given("k") is not ParameterSource.DEFAULT:
+        raise click.UsageError(f"--k is the margin fraction of --algo margin; --algo {algo} has none")
+    if algo not in ("margin", "lifted") and given("rho") is not ParameterSource.DEFAULT:
+        raise click.UsageError(f"--rho is the reference margin of --algo margin and lifted; --algo {algo} has none")
     try:
         kernel_args = parse_kernel_spec(kernel)
     except ValueError as exc:

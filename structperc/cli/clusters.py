@@ -2,11 +2,13 @@
 format for templates that read cluster-path prefixes (`structperc.features.clusters`)."""
 from __future__ import annotations
 
+import os
 import time
 
 import click
 
 from structperc.cli.errors import with_one_line_errors
+from structperc.errors import InputError
 
 
 @click.command("clusters")
@@ -30,10 +32,14 @@ def clusters_command(raw, out_path, n_clusters, min_count, lowercase, quiet):
     from structperc.features.clusters import learn_clusters, raw_sentences, write_paths
     from structperc.io.output import output_stream
 
+    if "-" not in (raw, out_path) and os.path.exists(out_path) and os.path.exists(raw) \
+            and os.path.samefile(raw, out_path):
+        raise InputError("-o names the raw text itself, which the clusters would replace: give another file",
+                         out_path)
     start = time.perf_counter()
-    clusters = learn_clusters(raw_sentences(raw, lowercase=lowercase), n_clusters, min_count,
-                              progress=not quiet, source=raw)
-    with output_stream(out_path) as out:
+    with output_stream(out_path) as out:  # opened first: a path that cannot be written fails before the work
+        clusters = learn_clusters(raw_sentences(raw, lowercase=lowercase), n_clusters, min_count,
+                                  progress=not quiet, source=raw)
         write_paths(clusters, out)
     if not quiet:
         click.echo(f"wrote {out_path}: {len(clusters.paths):,} words in {clusters.n_clusters:,} clusters "

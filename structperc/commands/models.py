@@ -95,9 +95,9 @@ def calibrate(model_path: str | os.PathLike, path: str, *, out_path: str | os.Pa
     from structperc import predict
 
     if plot:
-        from structperc.train.plot import require_matplotlib
+        from structperc.train.plot import check_plot_path
 
-        require_matplotlib()
+        check_plot_path(plot)
     if out_path is None and is_shipped(model_path):
         raise InputError("a shipped model is not changed in place: give --out DIR", str(model_path))
     target = out_path or model_path
@@ -136,7 +136,8 @@ def info(model_path: str | os.PathLike) -> dict:
 
 def compress(model_path: str | os.PathLike, out_path: str | os.PathLike, *, keep: float | None = None,
              threshold: float | None = None) -> tuple[Path, dict, int, int]:
-    """Compress the model at ``model_path`` into ``out_path`` (may be the same: saving is atomic).
+    """Compress the model at ``model_path`` into ``out_path`` (may be the same: saving is atomic), its members
+    deflated when the source's are (a shipped model's).
 
     Returns the new archive's path, the compression record, and the file sizes before and after.
     """
@@ -145,5 +146,5 @@ def compress(model_path: str | os.PathLike, out_path: str | os.PathLike, *, keep
     model = schema.read(model_path)
     size_before = schema.file_size(model_path)
     small = compress_model(model, keep=keep, threshold=threshold)
-    path = schema.write(out_path, small)
+    path = schema.write(out_path, small, deflate=schema.is_deflated(model_path))
     return path, small.provenance["compressed"], size_before, path.stat().st_size

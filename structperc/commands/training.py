@@ -50,9 +50,9 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
               "keep_checkpoint": keep_checkpoint, "workers": workers, "mixing": mixing, "clusters": clusters,
               "dask": dask, "read_on_workers": read_on_workers, "add_labels": add_labels})
     if plot:
-        from structperc.train.plot import require_matplotlib
+        from structperc.train.plot import check_plot_path
 
-        require_matplotlib()  # fail before training, not after
+        check_plot_path(plot)  # fail before training, not after
     created = writable_outputs(model_path, checkpoint_dir, plot)
     try:
         with writing_lock(model_path):

@@ -38,7 +38,7 @@ from structperc.dask.client import using
 from structperc.dask.training import dask_runner, hold
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
-from structperc.features.instances import corpus_digest, hidden_tags, model_tags, template_columns
+from structperc.features.instances import check_reads, corpus_digest, hidden_tags, model_tags, template_columns
 from structperc.features.task import Task, masks
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
@@ -141,10 +141,7 @@ def featurize_on_workers(client: Any, parts: list[ByteRange], task: Task, templa
     common = set.intersection(*(set(s.columns) for s in summaries))
     lines = optional_columns_dropped(template_lines, common)
     index = FeatureIndex(parse_templates(lines), min_count)
-    missing = sorted(set(index.columns) - common)
-    if missing:
-        raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
-                         f"(columns: {', '.join(sorted(common))})", parts[0].name)
+    check_reads(set(index.columns), common, task, parts[0].name)
     index.grow_vocabularies([s.values for s in summaries])
     grown = client.submit(hold, index, pure=False)
     index.merge_key_tables(client.gather([client.submit(FeatureIndex.key_tables, grown, c, pure=False)

@@ -6,21 +6,22 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from structperc.errors import InputError
+from structperc.errors import InputError, StructpercWarning
 from structperc.features.dictionary import ColumnDictionary
 from structperc.features.gazetteer import STAGE_COLUMN
 from structperc.features.index import FeatureIndex, Features
 from structperc.features.sharding import fit_transform_parallel
 from structperc.features.task import Task
-from structperc.features.templates import optional_columns_dropped, parse_templates
+from structperc.features.templates import optional_columns_dropped, parse_template, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.labels import LabelSet, bmes6
 from structperc.labels.partial import corpus_allowed, partial_labels
-from structperc.labels.schemes import convert_flat, ids_to_iob2
+from structperc.labels.schemes import SCHEME_LETTERS, convert_flat, foreign_tags, ids_to_iob2
 
 
 @dataclass
@@ -227,6 +228,51 @@ def columns_to_read(task: Task, template_lines: list[str], *, gold: bool,
     return reads | {task.token_column} | ({task.tag_column} if gold else set())
 
 
+def check_span_tags(corpus: Corpus, task: Task, unknown: str | None = None) -> None:
+    """Refuse gold tags a span task's scheme does not write (``garbage`` in an IOB2 chunk column) beside tags it
+    does, naming the first one's line when the corpus knows its sentences' lines. Tags none of which is a span tag
+    (``DT``, ``NN`` given to the default ``chunk`` task) are plain labels, learnt as they are."""
+    if task.metric != "span" or task.scheme not in SCHEME_LETTERS:
+        return
+    distinct, codes = corpus.factorize(task.tag_column)
+    bad = foreign_tags(distinct, task.scheme, unknown)
+    if not bad or len(bad) == sum(t not in ("O", unknown) for t in distinct):
+        return  # all span tags; or none is (plain labels under the default task: they are learnt as they are)
+    where = corpus.where(int(np.flatnonzero(codes == distinct.index(bad[0]))[0]))
+    more = f" (and {len(bad) - 1} more: {', '.join(map(repr, bad[1:4]))}{', …' if len(bad) > 4 else ''})" \
+        if len(bad) > 1 else ""
+    raise InputError(f"tag {bad[0]!r} is not an {task.scheme} tag{more}: a span tag is O or "
+                     f"{'/'.join(SCHEME_LETTERS[task.scheme])}-TYPE (--scheme names the data's scheme)", where)
+
+
+def warn_unread(given: list[str], kept: list[str], reads: set[str], task: Task) -> None:
+    """Warn when optional template lines were left out for a column the data lacks while a column the user named
+    is read by nothing: most likely one column under two names (``--columns word,POS,chunk`` for the preset's
+    ``pos``), which would otherwise train a weaker model without a word."""
+    named = [c for c in task.columns if c not in ("_", task.tag_column, task.token_column) and c not in reads]
+    left_out = sorted({p.atom.column for line in set(given) - set(kept) if line.strip().startswith("?")
+                       for p in parse_template(line.strip()[1:]).parts} - reads)
+    if named and left_out:
+        warnings.warn(f"column(s) {', '.join(named)} are read by no template line, and the lines reading "
+                      f"{', '.join(left_out)} were left out (the data has no such column): is a column named "
+                      "otherwise in --columns?", StructpercWarning, stacklevel=2)
+
+
+def check_reads(reads: set[str], columns: set[str], task: Task, source: str | None) -> None:
+    """Refuse templates that read the gold tags (a model would learn them from themselves: near-perfect scores
+    on gold-tagged files, nothing on untagged text) or a column the data lacks. ``columns``: those the data
+    gives; the message names the task's input columns (a corpus holds only the columns read)."""
+    if task.tag_column in reads:
+        raise InputError(f"the template reads the tag column {task.tag_column!r}, the gold tags the model is to "
+                         f"predict (columns: {', '.join(c for c in task.columns if c != '_')}; is a column named "
+                         "wrongly in --columns?)", source)
+    missing = sorted(reads - columns)
+    if missing:
+        named = [c for c in task.columns if c != "_" and c != task.tag_column] or sorted(columns)
+        raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
+                         f"(its columns: {', '.join(named)})", source)
+
+
 #: The feature indexes and attribute ids made so far for the runs of one vote (`training_instances`'s
 #: ``shared``), by `features_key`.
 SharedFeatures = dict[str, tuple[FeatureIndex, Features]]
@@ -250,12 +296,11 @@ def training_instances(corpus: Corpus, task: Task, template_lines: list[str],
     lines = optional_columns_dropped(template_lines, set(corpus.columns))
     templates = parse_templates(lines)
     reads = {p.atom.column for t in templates for p in t.parts}
-    missing = sorted(reads - set(corpus.columns))
-    if missing:
-        raise InputError(f"the template reads column(s) {', '.join(missing)} that the data lacks "
-                         f"(columns: {', '.join(corpus.columns)})", corpus.source)
+    check_reads(reads, set(corpus.columns), task, corpus.source)
+    warn_unread(template_lines, lines, reads, task)
     if corpus.n_tokens == 0:
         raise InputError("no tokens to train on (every sentence is empty)", corpus.source)
+    check_span_tags(corpus, task, unknown)
     tags = model_tags(corpus, task)
     label_set, y, allowed = _labels_and_ids(corpus, task, tags, unknown)
     del tags

@@ -160,6 +160,15 @@ class Corpus:
     def column_names(self) -> list[str]:
         return list(self.columns)
 
+    def where(self, token: int) -> str:
+        """``source:line`` of token ``token`` for messages, when the sentences' lines are known (its sentence's
+        first line plus its place: a sentence's tokens stand on consecutive lines, as in CoNLL columns; a
+        CoNLL-U multi-word token line shifts it); else the source alone."""
+        if self.sent_lines is None:
+            return self.source
+        s = int(np.searchsorted(self.sent_ptr, token, side="right")) - 1
+        return f"{self.source}:{int(self.sent_lines[s]) + token - int(self.sent_ptr[s])}"
+
     def sentence(self, i: int) -> dict[str, list[str]]:
         a, b = int(self.sent_ptr[i]), int(self.sent_ptr[i + 1])
         return {name: col[a:b] for name, col in self.columns.items()}

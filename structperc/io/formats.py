@@ -53,8 +53,11 @@ __all__ = ["INPUT_FORMATS", "OUTPUT_FORMATS", "Layout", "TagChunk", "resolve", "
 #: The input formats of a stream (the registry's, `structperc.io.registry`), ``auto`` first.
 INPUT_FORMATS = STREAM_FORMATS
 OUTPUT_FORMATS = ("conll", "conllu", "tokens", "jsonl")
-#: How much of an input `auto` looks at, at most.
+#: How much of an input `auto` looks at before it decides, and at most when its first token line is longer.
 _SNIFF_BYTES = 1 << 16
+_SNIFF_MAX = 1 << 24
+#: Token lines of as many fields each (and a blank line) that make input CoNLL columns, not text (`_columnar`).
+_COLUMNAR_LINES = 3
 
 
 # ------------------------------------------------------------------------------------ choosing
@@ -79,19 +82,25 @@ def resolve(source: Any, fmt: str, layout: Layout) -> tuple[str, Any]:
 
 
 def _read_head(stream, name: str) -> bytes:
-    """The first bytes of a stream, enough to decide its format: up to `_SNIFF_BYTES`, or fewer once
-    they hold a whole token line (a line that is not blank, a comment or ``-DOCSTART-``)."""
+    """The first bytes of a stream, enough to decide its format: up to `_SNIFF_BYTES`, or fewer once they show
+    whether it is CoNLL columns (`_settled`); more only while no token line (a line that is not blank, a comment or
+    ``-DOCSTART-``) is whole."""
     head = b""
     read = getattr(stream, "read1", stream.read)
     try:
-        while len(head) < _SNIFF_BYTES:
-            got = read(_SNIFF_BYTES - len(head))
+        # up to _SNIFF_BYTES, or fewer once they hold the token lines `_columnar` reads; past them only until a
+        # first token line is whole (a line of 70,000 characters), up to _SNIFF_MAX
+        while len(head) < _SNIFF_MAX:
+            got = read(_SNIFF_BYTES - len(head) if len(head) < _SNIFF_BYTES else _SNIFF_BYTES)
             if isinstance(got, str):
                 got = got.encode("utf-8")
             if not got:
                 break
             head += got
-            if _decide_lines(head, None) is not None:
+            if len(head) < _SNIFF_BYTES:
+                if _settled(head):
+                    break
+            elif b"\n" in got and _decide_lines(head, None) is not None:
                 break
     except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", name) from None
@@ -136,7 +145,40 @@ def _decide(head: bytes, layout: Layout) -> str:
     found = _decide_lines(head, layout)
     if found is None:  # the end of the input, or a first line longer than what was read
         found = _decide_lines(head + b"\n", layout)
+    if found == "lines" and _columnar(head):
+        # a model that reads words alone takes a line of words as a sentence; but blocks of lines of as many
+        # fields each are CoNLL columns (a chunking file given to a POS model), which the CoNLL reader then
+        # refuses in one line naming the columns it found, not a sentence of "Rockwell NNP B-NP"
+        return "conll"
     return found if found is not None else "conll"
+
+
+def _shape(head: bytes) -> tuple[int, set[int], bool]:
+    """Of the complete lines of ``head``: how many token lines (not blank, a comment or ``-DOCSTART-``), their
+    numbers of fields, and whether a blank line stands between two of them."""
+    widths: set[int] = set()
+    tokens, blank_between = 0, False
+    for line in head.decode("utf-8", "replace").split("\n")[:-1]:
+        if not line.strip(ASCII_WS):
+            blank_between = blank_between or tokens > 0
+        elif not line.startswith(("-DOCSTART-", "#")):
+            widths.add(len(line.split()))
+            tokens += 1
+    return tokens, widths, blank_between
+
+
+def _settled(head: bytes) -> bool:
+    """Whether ``head`` says enough for `_columnar`: token lines of different widths (text), or a blank line
+    after some of the same width, or many lines."""
+    tokens, widths, blank_between = _shape(head)
+    return tokens >= _COLUMNAR_LINES and (blank_between or len(widths) > 1 or tokens >= 200)
+
+
+def _columnar(head: bytes) -> bool:
+    """Whether the complete lines of ``head`` are CoNLL columns: at least `_COLUMNAR_LINES` token lines, each of
+    the same number (2 or more) of fields, and a blank line between two of them (a sentence's end)."""
+    tokens, widths, blank_between = _shape(head)
+    return tokens >= _COLUMNAR_LINES and blank_between and len(widths) == 1 and min(widths) >= 2
 
 
 def _decide_lines(head: bytes, layout: Layout | None) -> str | None:

@@ -14,12 +14,13 @@ from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 
+from structperc.errors import InputError
 from structperc.io.conll import is_conllu, iter_tagging_chunks, read_conllu, read_corpus
 from structperc.io.corpus import Corpus
 from structperc.io.layout import Layout, TagChunk
 from structperc.io.lists import Columns, from_lists
 from structperc.io.parse import CONLLU_COLUMNS, split_fields
-from structperc.io.text import read_pieces, source_name
+from structperc.io.text import ASCII_WS, open_text_lines, read_pieces, source_name
 
 _CONLLU_ID = re.compile(r"[0-9]+(?:[-.][0-9]+)?")
 
@@ -48,8 +49,21 @@ def is_file(X: Any) -> bool:
 
 
 def is_conllu_file(X: Any) -> bool:
-    """A file whose name says CoNLL-U (`structperc.io.conll.is_conllu`)."""
-    return is_file(X) and is_conllu(X)
+    """A file whose name says CoNLL-U (`structperc.io.conll.is_conllu`), or whose first token line is a CoNLL-U
+    line (`conllu_line`): ``train`` and ``eval`` read such a file as ``tag``'s ``auto`` does, whatever its name."""
+    if not is_file(X):
+        return False
+    if is_conllu(X):
+        return True
+    if not isinstance(X, (str, os.PathLike)) or not os.path.isfile(X):  # a stream is read once, by its reader
+        return False
+    try:
+        for _, line in open_text_lines(X):
+            if line.strip(ASCII_WS) and not line.startswith(("#", "-DOCSTART-")):
+                return conllu_line(line, None)
+    except InputError:  # unreadable: the reader of CoNLL columns names the file and the line
+        return False
+    return False
 
 
 def is_token_lists(X: Any) -> bool:
@@ -57,7 +71,7 @@ def is_token_lists(X: Any) -> bool:
 
 
 # ------------------------------------------------- detecting a stream by its first token line (auto)
-def conllu_line(line: str, layout: Layout) -> bool:
+def conllu_line(line: str, layout: Layout | None) -> bool:
     """Ten tab-separated fields, the first a CoNLL-U ID."""
     fields = line.split("\t")
     return len(fields) == 10 and _CONLLU_ID.fullmatch(fields[0]) is not None

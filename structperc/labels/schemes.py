@@ -28,6 +28,18 @@ def _parse(tag: str) -> Span | None:
     return None
 
 
+#: The prefix letters each span scheme writes.
+SCHEME_LETTERS = {"iob1": "BI", "iob2": "BI", "iobes": "BIES", "bilou": "BILU"}
+
+
+def foreign_tags(tags: Sequence[str], scheme: str, unknown: str | None = None) -> list[str]:
+    """The tags of ``tags`` (distinct ones, say) that ``scheme`` does not write: neither ``O``, nor ``unknown``
+    (partial labels' marker), nor a prefix letter of the scheme with a type (``B-NP``, or a bare ``B``). A model
+    would learn such a tag as a label of its own, read by nothing as a span."""
+    letters = SCHEME_LETTERS[scheme]
+    return [t for t in tags if t != "O" and t != unknown and ((p := _parse(t)) is None or p[0] not in letters)]
+
+
 def _to_iob2(parsed: list[Span | None], scheme: str) -> list[Span | None]:
     out: list[Span | None] = []
     prev_p, prev_t = "O", None

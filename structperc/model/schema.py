@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -384,6 +385,9 @@ def _model(meta: dict, arrays: dict[str, np.ndarray], version: int | None = None
     order2 = np.asarray(arrays["trans2"], dtype=np.float32) if "trans2" in arrays else None
     if order2 is not None and order2.shape != (L + 1, L + 1, L):
         raise ValueError("second-order transition weights have the wrong shape")
+    for name in ("state_values", "cond_values", "trans", "trans2"):  # a NaN would tag every token alike, silently
+        if name in arrays and not np.isfinite(arrays[name]).all():
+            raise ValueError(f"{name} holds weights that are not finite numbers")
     mask, end = masks(labels, task)
     provenance = meta["provenance"]
     if not isinstance(provenance, dict):
@@ -433,3 +437,10 @@ def from_bytes(data: bytes) -> Model:
 def file_size(path: str | os.PathLike) -> int:
     """Bytes of the archive of the model at ``path`` (or of the shipped model it names)."""
     return archive_path(resolve(path)).stat().st_size
+
+
+def is_deflated(path: str | os.PathLike) -> bool:
+    """Whether the archive of the model at ``path`` (or the shipped model it names) holds deflated members, as the
+    shipped models do: a model written from it (`structperc compress`) keeps that choice, never growing."""
+    with zipfile.ZipFile(archive_path(resolve(path))) as zf:
+        return any(info.compress_type == zipfile.ZIP_DEFLATED for info in zf.infolist())

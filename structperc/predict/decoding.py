@@ -150,9 +150,9 @@ def constraint_mask(model: Model, corpus: Corpus, *, forced: Forced | None = Non
             raise InputError(f"the known tags are {len(known)} for {n} tokens")
         values = np.array([unknown if t is None else t for t in known], dtype=object)
         rows = np.flatnonzero(values != unknown)
-        tags, inverse = np.unique(values[rows].astype(str), return_inverse=True)
-        table = np.array([labels_of(t, f"{corpus.source}: the known tags") for t in tags.tolist()],
-                         dtype=bool).reshape(len(tags), L)
+        tags, first, inverse = np.unique(values[rows].astype(str), return_index=True, return_inverse=True)
+        table = np.array([labels_of(t, f"{corpus.where(int(rows[i]))}: the known tags")
+                          for t, i in zip(tags.tolist(), first.tolist())], dtype=bool).reshape(len(tags), L)
         mask[rows] &= table[inverse]
         explicit[rows] = True
     if tag_dictionary and model.tag_dictionary is not None:
@@ -188,16 +188,19 @@ def voted_tags(model: Model, corpus: Corpus, tags: list[str], first_stages: Firs
     return vote_flat(members, corpus.sent_ptr, model.task.scheme)
 
 
-def decode(model: Model, feats: Features, mask: np.ndarray | None) -> np.ndarray:
+def decode(model: Model, feats: Features, mask: np.ndarray | None, corpus: Corpus | None = None) -> np.ndarray:
     """Best label id per token under ``mask``; a sentence the mask leaves no path through is refused
-    (constraints are honoured exactly or not at all)."""
+    (constraints are honoured exactly or not at all), named by its file and line when ``corpus`` (the one
+    ``feats`` were made from) knows them."""
     ids = predict(model.weights, feats, allowed=mask)
     if mask is not None:
         stuck = no_path(ids, feats.sent_ptr)
         if len(stuck):
             more = f" (and {len(stuck) - 1} more)" if len(stuck) > 1 else ""
+            where = None if corpus is None or corpus.sent_lines is None else \
+                corpus.where(int(feats.sent_ptr[int(stuck[0])]))
             raise InputError(f"sentence {int(stuck[0])}{more}: its forced or allowed tags (or the tag "
-                             "dictionary) leave no tag sequence this model can produce")
+                             "dictionary) leave no tag sequence this model can produce", where)
     return ids
 
 

@@ -89,7 +89,7 @@ def tag_corpus(model: Model, corpus: Corpus, *, confidence: bool = False, k: int
     first_stages: FirstStageFeatures = {}
     feats = featurize(model, corpus, first_stages)
     mask = constraint_mask(model, corpus, known=known, unknown=unknown) if allowed is None else allowed
-    ids = decode(model, feats, mask)
+    ids = decode(model, feats, mask, corpus)
     nbest = k_best(model, feats, k, mask) if k else None  # before the vote: a voting model refuses k best paths
     tags = voted_tags(model, corpus, data_tags(ids, corpus.sent_ptr, model.labels, model.task), first_stages)
     out = Tagged(tags, nbest=nbest)

@@ -3,6 +3,7 @@ against confidence), drawn with matplotlib if installed."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from structperc.errors import StructpercError
@@ -18,6 +19,22 @@ def require_matplotlib():
     except ImportError:
         raise StructpercError("--plot needs matplotlib: pip install 'structperc[plot]'") from None
     return plt
+
+
+def check_plot_path(path: str | os.PathLike) -> None:
+    """Refuse, before any work, a plot path matplotlib would not write as given: a folder, no suffix (it would
+    write ``PATH.png`` beside it) or a format it does not know (after training, that was a traceback)."""
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    known = FigureCanvasAgg.get_supported_filetypes()
+    target = Path(path)
+    suffix = target.suffix.lower().lstrip(".")
+    if target.is_dir():
+        raise StructpercError(f"{path}: --plot takes a file name (such as curve.png), not a folder")
+    if suffix not in known:
+        raise StructpercError(f"{path}: --plot writes {', '.join('.' + k for k in sorted(known))}: "
+                              f"{'no suffix' if not suffix else repr('.' + suffix)} is none of them")
 
 
 def plot_history(history: Sequence[EpochReport], path: str | os.PathLike, title: str = "") -> None:

@@ -166,3 +166,13 @@ def test_reader_returns_header_and_arrays(tmp_path):
     assert np.array_equal(data.X[0], [2.0, 1.0])
     with pytest.raises(DataFileError):
         read_labelled_csv(write(tmp_path, "1,2,0\n"))
+
+
+@pytest.mark.parametrize("algo, option", [("primal", "--k"), ("dual", "--k"), ("lifted", "--k"), ("primal", "--rho"),
+                                          ("dual", "--rho")])
+def test_an_option_the_algorithm_does_not_read_is_refused(tmp_path, algo, option):
+    # they were ignored: the output was that of a run without them
+    result = invoke("--algo", algo, option, "0.3", write(tmp_path, SEPARABLE))
+    assert result.exit_code == 2 and f"{option} is the" in result.output and f"--algo {algo} has none" in result.output
+    assert invoke("--algo", "margin", "--k", "0.3", "--rho", "1", write(tmp_path, SEPARABLE)).exit_code == 0
+    assert invoke("--algo", "lifted", "--rho", "1", write(tmp_path, SEPARABLE)).exit_code == 0

@@ -331,3 +331,13 @@ def test_spans_reading_of_tags_by_hand():
     assert spans(["I-PER", "I-PER", "B-PER"], "iob1") == [(0, 2, "PER"), (2, 3, "PER")]
     assert spans(["B", "I", "O", "B"], "iob2") == [(0, 2, ""), (3, 4, "")]
     assert spans([], "iob2") == [] and spans(["O", "O"], "iob2") == []
+
+
+def test_foreign_tags_are_those_the_scheme_does_not_write():
+    from structperc.labels.schemes import foreign_tags
+
+    tags = ["O", "B-NP", "I-NP", "E-NP", "S-NP", "L-NP", "U-NP", "B", "garbage", "?", "NP", "B_NP"]
+    assert foreign_tags(tags, "iob2") == ["E-NP", "S-NP", "L-NP", "U-NP", "garbage", "?", "NP"]
+    assert foreign_tags(tags, "iob2", unknown="?") == ["E-NP", "S-NP", "L-NP", "U-NP", "garbage", "NP"]
+    assert foreign_tags(tags, "iobes", unknown="?") == ["L-NP", "U-NP", "garbage", "NP"]
+    assert foreign_tags(tags, "bilou", unknown="?") == ["E-NP", "S-NP", "garbage", "NP"]
