@@ -20,7 +20,7 @@ from structperc.io.corpus import Corpus
 from structperc.io.layout import Layout, TagChunk
 from structperc.io.lists import Columns, from_lists
 from structperc.io.parse import CONLLU_COLUMNS, split_fields
-from structperc.io.text import ASCII_WS, open_text_lines, read_pieces, source_name
+from structperc.io.text import ASCII_WS, head_lines, read_pieces, source_name
 
 _CONLLU_ID = re.compile(r"[0-9]+(?:[-.][0-9]+)?")
 
@@ -58,12 +58,11 @@ def is_conllu_file(X: Any) -> bool:
     if not isinstance(X, (str, os.PathLike)) or not os.path.isfile(X):  # a stream is read once, by its reader
         return False
     try:
-        for _, line in open_text_lines(X):
-            if line.strip(ASCII_WS) and not line.startswith(("#", "-DOCSTART-")):
-                return conllu_line(line, None)
+        lines = head_lines(X)  # a look at its head, not a piece of the file decoded twice
     except InputError:  # unreadable: the reader of CoNLL columns names the file and the line
         return False
-    return False
+    return next((conllu_line(line, None) for line in lines
+                 if line.strip(ASCII_WS) and not line.startswith(("#", "-DOCSTART-"))), False)
 
 
 def is_token_lists(X: Any) -> bool:

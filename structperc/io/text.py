@@ -26,6 +26,22 @@ def open_text_lines(path: str | os.PathLike | IO) -> Iterator[tuple[int, str]]:
         yield from enumerate(lines, first)
 
 
+def head_lines(path: str | os.PathLike, limit: int = 1 << 16) -> list[str]:
+    """The complete lines among the first ``limit`` bytes of a file (all its lines when it is shorter;
+    decompressed for ``.gz``; undecodable bytes replaced): what a look at a file's kind needs, without
+    reading the `_PIECE` of `read_pieces`."""
+    name, stream, owned = open_binary(path)
+    try:
+        head = _read_bytes(stream, name, limit)
+    finally:
+        if owned:
+            stream.close()
+    lines = head.decode("utf-8", "replace").split("\n")
+    if len(head) == limit:
+        lines.pop()  # cut by the limit
+    return [line.rstrip("\r") for line in lines]
+
+
 def open_binary(path) -> tuple[str, IO[bytes] | gzip.GzipFile, bool]:
     """(name for messages, binary stream, whether we opened it and must close it)."""
     if hasattr(path, "read"):
@@ -40,9 +56,9 @@ def open_binary(path) -> tuple[str, IO[bytes] | gzip.GzipFile, bool]:
         raise InputError(exc.strerror or str(exc), name) from None
 
 
-def _read_bytes(stream, name: str) -> bytes:
+def _read_bytes(stream, name: str, limit: int | None = None) -> bytes:
     try:
-        piece = stream.read(_PIECE)
+        piece = stream.read(_PIECE if limit is None else limit)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(f"cannot read: {exc}", name) from None
     return piece.encode("utf-8") if isinstance(piece, str) else piece
