@@ -330,7 +330,9 @@ def _write_jsonl(out: IO[str], chunk: TagChunk, tags: Sequence[str], layout: Lay
         if confidence is not None:
             obj["confidence"] = [round(float(p), 6) for p in confidence[a:b]]
         if nbest is not None:
-            obj["nbest"] = [{"tags": list(t), "score": round(float(score), 6), "probability": round(float(p), 6)}
+            # six significant digits: a path's probability falls geometrically with the sentence's length
+            # (a 500-token sentence's best path ~1e-10), where six decimal places would print 0.0
+            obj["nbest"] = [{"tags": list(t), "score": round(float(score), 6), "probability": float(f"{p:.6g}")}
                             for t, score, p in nbest[s]]
         objects.append(obj)
     if chunk.line_tokens is not None:  # text: one object for every input line, empty lines included

@@ -55,6 +55,20 @@ def test_nbest_jsonl_follows_the_schema_and_the_api(calibrated, unlabelled):
     assert [[(p["tags"], pytest.approx(p["probability"], abs=1e-6)) for p in o["nbest"]] for o in objects] == api
 
 
+def test_nbest_probabilities_of_a_long_sentence_keep_their_digits(calibrated, unlabelled):
+    """A path's probability falls geometrically with the sentence's length: the 20 sentences run together
+    (about 500 tokens) have best paths far below 1e-6, which six decimal places printed as 0.0."""
+    joined = "\n".join(line for line in unlabelled.splitlines() if line) + "\n"
+    r = run("tag", "--model", calibrated, "--nbest", 2, input=joined)
+    assert r.exit_code == 0, r.output
+    (o,) = [json.loads(line) for line in r.stdout.splitlines()]
+    tagger = Tagger.load(calibrated)
+    sent = [tuple(line.split()) for line in joined.splitlines()]
+    api = [p for _, p in tagger.predict_nbest([sent], k=2)[0]]
+    assert 0 < api[0] < 1e-6
+    assert [p["probability"] for p in o["nbest"]] == [pytest.approx(p, rel=1e-5) for p in api]
+
+
 def test_nbest_needs_json_lines(calibrated, unlabelled):
     assert_clean_error(run("tag", "--model", calibrated, "--nbest", 2, "--output-format", "conll",
                            input=unlabelled), "the k best paths are written as JSON lines")
