@@ -56,7 +56,7 @@ def parse_entry(line: str, path: str = "<user dictionary>", number: int | None =
     word, rest = fields[0], fields[1:]
     freq: int | None = None
     tag: str | None = None
-    if rest and rest[0].isdigit():
+    if rest and rest[0].isdecimal():  # not isdigit: "²" is a digit int() refuses
         freq = int(rest.pop(0))
     if rest and _TAG.fullmatch(rest[0]):
         tag = rest.pop(0)

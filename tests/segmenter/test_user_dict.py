@@ -224,7 +224,8 @@ def test_jieba_file_format(tmp_path):
     assert read_user_dict(empty) == []
 
 
-@pytest.mark.parametrize("line", ["台中 x 5", "台中 5 n extra", "台中 5 6", "台中 n 5", "台中 3.5"])
+@pytest.mark.parametrize("line", ["台中 x 5", "台中 5 n extra", "台中 5 6", "台中 n 5", "台中 3.5", "台中 ²",
+                                  "台中 ² n"])
 def test_a_bad_line_names_file_and_line(bmes, tmp_path, line):
     path = tmp_path / "user.txt"
     path.write_text(f"云计算 5 n\n\n{line}\n", encoding="utf-8")
