@@ -5,6 +5,8 @@ star-imports it): several folders have a conftest.py, and pytest imports each as
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,13 @@ def reader_mode(mp: pytest.MonkeyPatch, mode: str) -> None:
     if mode == "lines":
         mp.setattr(conll.ColumnParser, "_parse_fast", lambda self, *a: None)
         mp.setattr(conll, "conllu_fast", lambda *a: None)
+
+
+# ------------------------------------------------------------------ a child process
+def python_child(code: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``python -c CODE`` in a child (a fresh interpreter: imports, or a bound on time that a hang would break
+    through without taking the suite with it); its output as text."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
 
 
 # ------------------------------------------------------------------ the command line, in process

@@ -60,6 +60,13 @@ _END_RUNS = sorted({"".join(c) for n in (2, 3, 4) for c in itertools.product("!?
                    | {ch * n for ch in "!?" for n in range(5, 65)})
 
 
+#: A stretch of text without whitespace longer than this is tokenized in pieces of this many characters
+#: (`_pieces`): spaCy's tokenizer takes time quadratic in a stretch's length (it peels affixes one at a time and
+#: tries its URL pattern again on what is left: 0.6 s for 87,000 characters of URL-like text, about a minute for
+#: 850,000, during which a service answers no one). No token of real text is this long.
+LONG_STRETCH = 2000
+
+
 class Token(NamedTuple):
     """A token of a document: ``text == document[start:end]`` (offsets in characters, not bytes).
     A named tuple: a document's tokens are made by the ten thousand, and a tuple is the cheapest
@@ -189,5 +196,34 @@ def split_texts(texts: Iterable[str], lang: str, *, batch_size: int = 256) -> It
     if batch_size < 1:
         raise InputError(f"batch_size must be at least 1, not {batch_size}")
     nlp = pipeline(lang)
-    for doc in nlp.pipe(_checked(texts), batch_size=batch_size):
+    for doc in nlp.pipe(_pieces(nlp, _checked(texts)), batch_size=batch_size):
         yield _doc_sentences(doc)
+
+
+def _pieces(nlp: Language, texts: Iterable[str]) -> Iterator[Any]:
+    """The texts for ``nlp.pipe``; one with a stretch longer than `LONG_STRETCH` tokenized here instead: the text
+    between such stretches by spaCy's tokenizer as it is (cut next to whitespace, so its tokens are those of the
+    whole text), each stretch as tokens of `LONG_STRETCH` characters, in a Doc of the same text whose sentences
+    the sentencizer finds."""
+    from spacy.tokens import Doc
+
+    long = re.compile(rf"\S{{{LONG_STRETCH + 1},}}")
+    for text in texts:
+        if len(text) <= LONG_STRETCH or not long.search(text):
+            yield text
+            continue
+        words: list[str] = []
+        spaces: list[bool] = []
+        at = 0
+        for m in long.finditer(text):
+            for token in nlp.make_doc(text[at:m.start()]):
+                words.append(token.text)
+                spaces.append(bool(token.whitespace_))
+            words.extend(text[a:min(a + LONG_STRETCH, m.end())] for a in range(m.start(), m.end(), LONG_STRETCH))
+            spaces.extend(False for _ in range(m.start(), m.end(), LONG_STRETCH))
+            at = m.end()
+        for token in nlp.make_doc(text[at:]):
+            words.append(token.text)
+            spaces.append(bool(token.whitespace_))
+        yield Doc(nlp.vocab, words=words, spaces=spaces)
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
-from typing import Sequence
+from typing import Any, Sequence
 
 from structperc.errors import InputError
 from structperc.service import serving
@@ -29,16 +29,23 @@ def run(specs: Sequence[str | os.PathLike], *, host: str = "127.0.0.1", port: in
     app = create_app(table, limits)
     config = uvicorn.Config(app, host=host, port=port, access_log=access_log, log_level=log_level)
     shown = f"[{host}]" if ":" in host else host
-    ready = (f"structperc serve: {len(table.models)} model(s) on http://{shown}:{port} "
-             f"({', '.join(table.models)}; default {table.default})")
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list | None = None) -> None:
             await super().startup(sockets)
             if self.started:  # the port is bound: say so (scripts wait for this line or /health)
-                print(ready, flush=True)
+                print(f"structperc serve: {len(table.models)} model(s) on http://{shown}:{bound_port(self, port)} "
+                      f"({', '.join(table.models)}; default {table.default})", flush=True)
 
     Server(config).run()
+
+
+def bound_port(server: Any, asked: int) -> int:
+    """The port a started uvicorn server listens on: the one asked for, or the one the system chose for port 0."""
+    for listening in getattr(server, "servers", ()):
+        for sock in getattr(listening, "sockets", ()) or ():
+            return int(sock.getsockname()[1])
+    return asked
 
 
 def check_address(host: str, port: int) -> None:

@@ -18,14 +18,15 @@ import contextlib
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, AsyncIterator, Dict, Hashable, List, Optional, Sequence, Tuple, Union, cast
+from typing import Annotated, Any, AsyncIterator, Dict, Hashable, List, Optional, Sequence, Tuple, Union, cast
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from structperc.errors import InputError
@@ -37,7 +38,25 @@ from structperc.version import __version__
 STATIC = Path(__file__).resolve().parent / "static"
 log = logging.getLogger("structperc.serve")
 
-Token = Union[StrictStr, List[StrictStr]]
+
+
+def _unicode(text: str) -> str:
+    """``text`` if it is valid Unicode. JSON's ``"\\ud800"`` escape decodes to a lone surrogate, which no answer
+    can hold (its encoding failed after the model's work: a 500); refused at once, with its place (a 400)."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise PydanticCustomError(LONE_SURROGATE, "not valid Unicode: a lone surrogate (\\u{code}) at "
+                                      "character {at}", {"code": f"{ord(text[err.start]):04x}", "at": err.start}) \
+                from None
+    return text
+
+
+LONE_SURROGATE = "lone_surrogate"
+#: A request's strings: valid Unicode.
+Text = Annotated[StrictStr, AfterValidator(_unicode)]
+Token = Union[Text, List[Text]]
 
 RAW = ("\"text\" is raw text (\"He didn't stay. She did.\"): split into sentences and tokens the way "
        "the model's corpus is (\"did\" \"n't\"; spaCy's rule-based tokenizer for the model's language), "
@@ -55,11 +74,11 @@ class TagRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     sentences: Optional[List[List[Token]]] = Field(None, examples=[[["The", "cat", "sat", "."]]])
-    text: Optional[StrictStr] = Field(None, examples=["The cat sat .\nA dog ran ."],
+    text: Optional[Text] = Field(None, examples=["The cat sat .\nA dog ran ."],
                                       description="one sentence a line, tokens separated by whitespace; "
                                                   "with \"raw\": true, raw text as written")
     raw: StrictBool = Field(False, description=RAW)
-    model: Optional[StrictStr] = None
+    model: Optional[Text] = None
     marginals: StrictBool = Field(False, description="each tag's probability and each token's distribution")
     nbest: StrictInt = Field(0, ge=0, description="the k best tag sequences of each sentence (0: off)")
 
@@ -68,8 +87,8 @@ class SegmentRequest(BaseModel):
     """Raw text to segment into words, line by line."""
 
     model_config = ConfigDict(extra="forbid")
-    text: StrictStr = Field(..., examples=["上海体育局召开会议"])
-    model: Optional[StrictStr] = None
+    text: Text = Field(..., examples=["上海体育局召开会议"])
+    model: Optional[Text] = None
 
 
 class Span(BaseModel):
@@ -128,14 +147,14 @@ class ExplainRequest(BaseModel):
     for a segmenter; ``index``: one token's explanation only."""
 
     model_config = ConfigDict(extra="forbid")
-    model: Optional[StrictStr] = None
+    model: Optional[Text] = None
     tokens: Optional[List[Token]] = Field(None, examples=[["The", "cat", "sat", "."]],
                                           description="one sentence, as /tag answered it")
     sentences: Optional[List[List[Token]]] = Field(None, description="the document sent to /tag")
     sentence: Optional[StrictInt] = Field(None, ge=0, description="with \"sentences\": the one to explain "
                                                                  "(default 0)")
     index: Optional[StrictInt] = Field(None, ge=0, description="answer with this token (character) alone")
-    text: Optional[StrictStr] = Field(None, description="a segmenter's: one line without whitespace")
+    text: Optional[Text] = Field(None, description="a segmenter's: one line without whitespace")
 
 
 class ExplainedToken(BaseModel):
@@ -186,7 +205,8 @@ class Service:
             raise serving.RequestError(f"nbest {req.nbest}: at most {self.limits.max_nbest}", 422)
         if req.raw:
             if req.sentences is not None or req.text is None:
-                raise serving.RequestError("\"raw\": true takes \"text\" (raw text), not \"sentences\"")
+                raise serving.RequestError("\"raw\": true takes \"text\" (raw text)" +
+                                           (", not \"sentences\"" if req.sentences is not None else ""))
             loop = asyncio.get_running_loop()
             sentences = await loop.run_in_executor(self.splitter, serving.raw_input, served, req.text,
                                                    self.limits)
@@ -208,8 +228,8 @@ class Service:
         self.splitter.shutdown(wait=False, cancel_futures=True)
 
     async def segment(self, req: SegmentRequest) -> dict[str, Any]:
-        served = self.table.get(req.model)
-        lines = serving.segment_input(served, req.text)
+        served = self.table.get(req.model, segments=True)
+        lines = serving.segment_input(served, req.text, self.limits)
         return await self.batcher.submit(("segment", served.name, False, 0), lines, len(lines))
 
 
@@ -241,6 +261,13 @@ def create_app(table: serving.ModelTable, limits: serving.Limits | None = None) 
     return app
 
 
+def _place(detail: dict) -> str:
+    """Where in the body a validation error is (``sentences.0.1``): a token is ``Text | list[Text]``, and pydantic
+    names the union's branch in the place (``function-after[_unicode(), str]``, ``list[…]``); the place is enough."""
+    return ".".join(str(p) for p in detail.get("loc", ())
+                    if p != "body" and not (isinstance(p, str) and (p == "str" or "[" in p)))
+
+
 def _answer_errors(app: FastAPI) -> None:
     """Every error as ``{"error": "<one line>"}`` with its status (the contract of the module
     docstring); an unexpected one is logged and answered 500, and the server goes on."""
@@ -259,6 +286,9 @@ def _answer_errors(app: FastAPI) -> None:
         if any(d.get("type") == "json_invalid" for d in details):
             return _error(400, "malformed JSON: " + str(details[0].get("ctx", {}).get("error", "")))
         first = details[0] if details else {}
+        unicode = next((d for d in details if d.get("type") == LONE_SURROGATE), None)
+        if unicode is not None:  # input the model cannot take, not a wrong JSON type
+            return _error(400, f"{_place(unicode)}: {unicode.get('msg', 'not valid Unicode')}")
         if first.get("loc") == ("body",):
             if first.get("type") == "missing":  # no body at all: not JSON
                 return _error(400, "malformed JSON: the body is empty")
@@ -266,9 +296,7 @@ def _answer_errors(app: FastAPI) -> None:
                 return _error(400, "send a JSON object with Content-Type: application/json")
             if first.get("type") == "model_attributes_type":  # JSON, but a list, a string, a number
                 return _error(422, "the body must be a JSON object")
-        # a token is str | list[str]: pydantic names the union's branch last; the place is enough
-        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body", "str", "list[str]"))
-        return _error(422, f"{where or 'body'}: {first.get('msg', 'invalid request')}",
+        return _error(422, f"{_place(first) or 'body'}: {first.get('msg', 'invalid request')}",
                       detail=[{"loc": list(d.get("loc", ())), "msg": d.get("msg", ""), "type": d.get("type", "")}
                               for d in details[:20]])
 

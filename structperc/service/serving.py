@@ -143,13 +143,13 @@ def _can_split() -> bool:
 
 
 def parse_spec(spec: str) -> tuple[str, Path]:
-    """``NAME=DIR`` or ``DIR`` (named after the directory, or the folder of a ``model.zip``); DIR may
-    be a shipped model's name (``en-upos``), which names it too."""
+    """``NAME=DIR`` or ``DIR`` (named after the directory, the folder of a ``model.zip``, or another archive's
+    own name: ``en-upos.zip`` is ``en-upos``); DIR may be a shipped model's name (``en-upos``), which names it too."""
     name, sep, path = spec.partition("=")
     if not sep:
         path = spec
         p = Path(spec.rstrip("/\\") or spec)
-        name = (p.parent if p.suffix == ".zip" else p).resolve().name
+        name = p.resolve().parent.name if p.name == "model.zip" else p.stem if p.suffix == ".zip" else p.resolve().name
     if not NAME.fullmatch(name):
         raise InputError(f"model name {name!r}: use letters, digits, '_', '.' and '-' (at most 64, "
                          "starting with a letter or digit); name it with --model NAME=DIR")
@@ -192,8 +192,14 @@ class ModelTable:
         then the others by name."""
         return cls.load(shipped_order(shipped.names()))
 
-    def get(self, name: str | None) -> Served:
-        """The model called ``name`` (None: the default); unknown names are a 404 naming the known ones."""
+    def get(self, name: str | None, *, segments: bool = False) -> Served:
+        """The model called ``name`` (None: the default; with ``segments``, for ``/segment``, the default if it
+        segments, else the first segmentation model served); unknown names are a 404 naming the known ones."""
+        if name is None and segments and not self.models[self.default].segments:
+            name = next((n for n, s in self.models.items() if s.segments), None)
+            if name is None:
+                raise RequestError(f"no word segmentation model is served (the default, {self.default!r}, is a "
+                                   f"{self.models[self.default].tagger.task_.name} tagger: use /tag)")
         served = self.models.get(self.default if name is None else name)
         if served is None:
             raise RequestError(f"unknown model {name!r} (known: {', '.join(self.models)})", 404)
@@ -444,13 +450,25 @@ def explain_document(served: Served, job: Explaining) -> dict[str, Any]:
     return out
 
 
-def segment_input(served: Served, text: str) -> list[str]:
-    """The lines of a ``/segment`` request, checked (a word segmentation model; some text)."""
+def segment_input(served: Served, text: str, limits: Limits) -> list[str]:
+    """The lines of a ``/segment`` request, checked (a word segmentation model; some text; at most
+    ``limits.max_sentences`` lines of at most ``limits.max_tokens`` characters, a segmenter's tokens, as for
+    ``/explain``). Lines end at ``"\\n"`` alone, as `structperc segment` reads a file (a ``"\\r"``, a line or
+    paragraph separator inside a line is whitespace, where no word crosses)."""
     if not served.segments:
         raise RequestError(f"model {served.name!r} is a {served.tagger.task_.name} tagger: use /tag")
     if not text.strip():
         raise RequestError("empty input: no text")
-    return text.splitlines()
+    lines = text.split("\n")
+    if lines[-1] == "":  # the newline that ends the last line
+        lines.pop()
+    if len(lines) > limits.max_sentences:
+        raise RequestError(f"{len(lines)} lines: at most {limits.max_sentences} a request", 413)
+    for i, line in enumerate(lines):
+        if len(line) > limits.max_tokens and len("".join(line.split())) > limits.max_tokens:
+            raise RequestError(f"line {i}: {len(''.join(line.split()))} characters, at most {limits.max_tokens}",
+                               413)
+    return lines
 
 
 def segment_documents(served: Served, documents: Sequence[list[str]]) -> list[dict[str, Any]]:

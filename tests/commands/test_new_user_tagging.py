@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from testkit import REPO, SAMPLE_TEST, SAMPLE_TRAIN
+from testkit import REPO, SAMPLE_TEST, SAMPLE_TRAIN, python_child
 
 CONLLU = """# text = The cat sat .
 1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_
@@ -129,7 +129,7 @@ def test_help_imports_no_command():
             "r = CliRunner().invoke(main, ['--help'])\nassert r.exit_code == 0, r.output\n"
             "heavy = [m for m in ('numba', 'scipy', 'numpy', 'structperc.binary', 'fastapi') if m in sys.modules]\n"
             "print(heavy)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = python_child(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 

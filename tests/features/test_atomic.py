@@ -4,13 +4,12 @@ the training words split each kind of run."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit import python_child
 
 from structperc.features.atomic import (
     DIGIT,
@@ -147,7 +146,7 @@ def test_whole_spans_take_linear_time_on_long_runs():
             "assert whole_spans('a' * 400_000) == []\n"
             "assert len(whole_spans('a@b.cc ' * 50_000 + 'www.x.org')) == 50_001\n"
             "assert whole_spans('x' * 200_000 + '@b.org') == [(0, 200_006)]\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = python_child(code)
     assert done.returncode == 0, done.stderr
 
 

@@ -7,13 +7,15 @@ import importlib.util
 import subprocess
 import sys
 import textwrap
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from testkit import CORPORA, REPO
+from testkit import CORPORA, REPO, python_child
 
 from structperc.errors import InputError
+from structperc.io import raw_text
 from structperc.io.raw_text import Token, split_texts, tokenizer_name
 
 #: Every test but the one of spaCy's absence needs it (the module imports it only when splitting).
@@ -146,11 +148,14 @@ TEXT = st.lists(
 
 
 @needs_spacy
+@pytest.mark.parametrize("long_stretch", [raw_text.LONG_STRETCH, 4])
 @pytest.mark.parametrize("lang", ["en", "es", "nl"])
 @settings(max_examples=150, deadline=None)
 @given(text=TEXT)
-def test_offsets_cover_every_non_whitespace_character(lang, text):
-    (sentences,) = list(split_texts([text], lang))
+def test_offsets_cover_every_non_whitespace_character(lang, long_stretch, text):
+    """Also with stretches longer than 4 characters cut into tokens of 4 (`raw_text.LONG_STRETCH` made small)."""
+    with mock.patch.object(raw_text, "LONG_STRETCH", long_stretch):
+        (sentences,) = list(split_texts([text], lang))
     flat = [t for s in sentences for t in s]
     assert all(s for s in sentences)  # no empty sentence
     end = 0
@@ -162,6 +167,35 @@ def test_offsets_cover_every_non_whitespace_character(lang, text):
         end = tok.end
     assert text[end:].isspace() or end == len(text)
     assert "".join(t.text for t in flat) == "".join(ch for ch in text if not ch.isspace())
+
+
+@needs_spacy
+def test_a_long_stretch_is_cut_into_tokens_and_the_rest_tokenized_as_before():
+    """spaCy's tokenizer is quadratic in a stretch without whitespace (a minute for 850,000 characters of URLs,
+    a service answering no one meanwhile): such a stretch becomes tokens of `LONG_STRETCH` characters; the text
+    around it is tokenized and split into sentences as it is without it."""
+    n = raw_text.LONG_STRETCH
+    blob = ("http://w.com/" + "a/" * 100) * (2 * n // 213 + 1)
+    text = f"He didn't stay.  {blob}  Dr. Smith came!!\n\nThen   he left."
+    (sentences,) = split_texts([text], "en")
+    tokens = [t for s in sentences for t in s]
+    assert all(text[t.start:t.end] == t.text for t in tokens)
+    inside = [t.text for t in tokens if text.index(blob) <= t.start < text.index(blob) + len(blob)]
+    assert "".join(inside) == blob and [len(t) for t in inside] == [n, n, len(blob) - 2 * n]
+    (without,) = split_texts([text.replace(blob, "X")], "en")
+    outside = [[t.text for t in s if t.text not in inside] for s in sentences]
+    assert outside == [[t.text for t in s if t.text != "X"] for s in without]
+
+
+@needs_spacy
+def test_raw_text_takes_linear_time_on_a_long_stretch():
+    """1.7 million characters of URLs in one stretch: minutes before; a child given 60 s now takes a fraction."""
+    code = ("from structperc.io.raw_text import split_texts\n"
+            "text = 'Hi. ' + ('http://w1.com/' + 'a/' * 100) * 8000 + ' Bye.'\n"
+            "(sentences,) = split_texts([text], 'en')\n"
+            "assert sum(map(len, sentences)) > 400\n")
+    done = python_child(code)
+    assert done.returncode == 0, done.stderr
 
 
 @needs_spacy

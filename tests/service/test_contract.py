@@ -332,7 +332,6 @@ TAG_422 = {
 
 SEGMENT_ERRORS = {
     "segment on pos": ({"model": "pos", "text": "a b"}, 400),
-    "segment on chunk (default)": ({"text": "a b"}, 400),
     "segment on ner": ({"model": "ner", "text": "Madrid"}, 400),
     "segment text a number": ({"model": "cws", "text": 3}, 422),
     "segment unknown field": ({"model": "cws", "text": "上海", "nbest": 2}, 422),
@@ -354,6 +353,11 @@ def test_tag_422(server, body):
 @pytest.mark.parametrize("body,status", SEGMENT_ERRORS.values(), ids=SEGMENT_ERRORS.keys())
 def test_segment_errors(server, body, status):
     assert_error(server.request("POST", "/segment", body), status)
+
+
+def test_segment_without_a_model_goes_to_the_segmenter_not_the_default_tagger(server):
+    status, answer = server.request("POST", "/segment", {"text": "a b"})
+    assert status == 200 and answer["model"] == "cws", answer
 
 
 @pytest.mark.parametrize("raw", [b"{", b'{"sentences": [["a"]]', b"not json", b'{"sentences": [["a"]]}}',

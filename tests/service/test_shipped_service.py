@@ -181,7 +181,7 @@ def test_a_model_without_language_refuses_raw_text(mixed):
 def test_raw_text_requests_are_checked(mixed):
     need_spacy()
     assert "not \"sentences\"" in error(mixed, {"model": "en-upos", "sentences": [["a"]], "raw": True}, 400)
-    assert "not \"sentences\"" in error(mixed, {"model": "en-upos", "raw": True}, 400)
+    assert error(mixed, {"model": "en-upos", "raw": True}, 400) == "\"raw\": true takes \"text\" (raw text)"
     assert error(mixed, {"model": "en-upos", "text": " \n\t", "raw": True}, 400).startswith("empty input")
     assert error(mixed, {"model": "en-upos", "text": "x", "raw": "yes"}, 422).startswith("raw:")
     # the limits count the split text: 4 sentences (at most 3), 12 tokens (at most 8)
