@@ -20,7 +20,13 @@ from structperc.errors import InputError, ModelFormatError
 from structperc.features.atomic import code_points, constrain
 from structperc.features.dictionary import Dictionaries, DictionaryLearner, FixedLearner, Learners
 from structperc.features.instances import template_columns
-from structperc.features.lexicon import LexiconLearner, SegmentationDictionary, read_lexicon, segmentation_dictionary
+from structperc.features.lexicon import (
+    SEG_COLUMNS,
+    LexiconLearner,
+    SegmentationDictionary,
+    read_lexicon,
+    segmentation_dictionary,
+)
 from structperc.features.resources import language
 from structperc.features.resources.wordlist import DICTIONARY_COLUMNS, DictionaryWords
 from structperc.features.task import get_task
@@ -151,6 +157,14 @@ def _gold_corpus(sents: list[list[str]], source: str):
     return char_corpus(["".join(s) for s in sents], bmes_codes(lengths), source)
 
 
+#: Why lexicon words would change nothing: the templates read none of the lexicon's columns (`SEG_COLUMNS`).
+_NO_LEXICON_COLUMNS = ("{what} the lexicon columns (lexb, lexe, lexm, …), which the model's templates do not read: "
+                       "they would change nothing (the cws preset reads them)")
+#: Why a `Segmenter` refuses a tagger's calls on sentences of tokens.
+_NOT_A_TAGGER = ("a Segmenter segments text: segment(text), segment_texts(texts) or segment_lines(lines); it does "
+                 "not tag sentences of tokens")
+
+
 class Segmenter(Tagger):
     """Chinese word segmenter trained with the averaged structured perceptron.
 
@@ -252,6 +266,8 @@ class Segmenter(Tagger):
                                  resource=resource if into else None)
         learners: list[DictionaryLearner] = [lexicon]
         reads = template_columns(lines)
+        if self.lexicon is not None and not set(SEG_COLUMNS) & reads:
+            raise InputError(_NO_LEXICON_COLUMNS.format(what="the words of lexicon (--lexicon) go into"))
         if self.lang is not None and set(DICTIONARY_COLUMNS) & reads:
             learners.append(FixedLearner(DictionaryWords(words, resource=resource)))
         av = variety_columns(reads)
@@ -326,6 +342,9 @@ class Segmenter(Tagger):
             raise InputError(f"user_dict_mode must be one of {', '.join(USER_DICT_MODES)}, not {mode!r}")
         words = user_words(user_dict)
         if mode == "soft":
+            if words and not set(SEG_COLUMNS) & template_columns(self.model_.templates):
+                raise InputError(_NO_LEXICON_COLUMNS.format(what="soft user words (user_dict_mode 'soft') go into")
+                                 + "; hard mode (the default) forces the words")
             return _UserDict(self._added(), self._soft_model(words) if words else None)
         if not words:
             return _UserDict(self._added())
@@ -510,11 +529,32 @@ class Segmenter(Tagger):
             self._added_matcher = WordMatcher(self._added_words)
         return self._added_matcher
 
+    # --------------------------------------------------------------- what a tagger has and a segmenter has not
+    # (the message of `predict` and `tag_texts`: `_NOT_A_TAGGER`)
+    def partial_fit(self, *args: Any, **kwargs: Any) -> "Segmenter":  # type: ignore[override]
+        """Refused: continued training of a segmenter is not supported (`Tagger.partial_fit` would ask for the
+        columns a segmenter makes for itself)."""
+        raise InputError("continued training of a word segmentation model is not supported: train a new one "
+                         "(Segmenter.fit)")
+
+    def predict(self, X: Any, **kwargs: Any) -> list[list[str]]:  # type: ignore[override]
+        """Refused: a segmenter segments text (`segment`, `segment_texts`, `segment_lines`); `Tagger.predict`
+        (and ``tag``, ``tag_texts``, ``tag_dataset`` through it) would ask for the columns it makes for itself."""
+        raise InputError(_NOT_A_TAGGER)
+
+    def tag_texts(self, texts: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Refused, as `predict`."""
+        raise InputError(_NOT_A_TAGGER)
+
     # --------------------------------------------------------------- evaluation
     def evaluate(self, X: Any, y: Any = None, *, strict: bool = False, calibration: bool = False) -> dict:
         """Bakeoff scores on gold-segmented data: word P/R/F1, OOV rate, OOV and IV recall
-        (``calibration`` is a tagger's: words have no token confidence here)."""
+        (``calibration`` is a tagger's: words have no token confidence here; ``strict``, seqeval's span mode, is
+        refused: words have one way to be right)."""
         from structperc.metrics import word_scores
+
+        if strict:
+            raise InputError("--strict (strict) is seqeval's mode for spans: a segmenter's word F1 has none")
 
         gold, _ = _as_word_lists(X)
         pred = self.segment_texts(["".join(s) for s in gold])

@@ -194,6 +194,20 @@ def test_python_probabilities_of_an_uncalibrated_model_warn_once_per_model(toy_t
     assert not uncalibrated(seen)
 
 
+def test_the_sklearn_face_is_told_how_it_calibrates():
+    """The warning sent sklearn users to `structperc calibrate`, which refuses their models (attribute dicts, not
+    columns), and to `Tagger.calibrate`, which they do not have: their way is held-out data given to fit."""
+    pytest.importorskip("sklearn")
+    from structperc.sklearn import StructuredPerceptron
+
+    sp = StructuredPerceptron(max_iterations=2).fit([[{"w": "a"}, {"w": "b"}]], [["B-X", "O"]])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        sp.predict_marginals([[{"w": "a"}]])
+    (found,) = uncalibrated(seen)
+    assert "X_dev=..., y_dev=..." in str(found.message) and "structperc calibrate" not in str(found.message)
+
+
 def test_spacy_confidences_of_an_uncalibrated_model_warn_once(tmp_path):
     spacy = pytest.importorskip("spacy", reason="spaCy is not installed (pip install \"structperc[spacy]\")")
     Tagger(task="ner", columns=["word", "ner"], epochs=5, seed=0).fit(NER_X, NER_Y).save(tmp_path / "ner")

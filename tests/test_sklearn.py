@@ -384,6 +384,34 @@ def test_crf_only_parameters_are_refused_by_name():
     assert set(CRF_ONLY) >= {"c1", "c2", "linesearch", "pa_type", "variance", "gamma"}
 
 
+def test_model_filename_naming_another_file_is_refused_before_training(tmp_path):
+    """A CRFsuite model file given as ``model_filename``: training ran, then saving raised FileExistsError with a
+    traceback and the trained model was lost. Now one line before any work; the user's file is untouched."""
+    crfsuite_file = tmp_path / "model.crfsuite"
+    crfsuite_file.write_bytes(b"lCRF not ours")
+    sp = StructuredPerceptron(max_iterations=1, model_filename=crfsuite_file)
+    with pytest.raises(InputError, match="model.crfsuite: exists and is not a model directory"):
+        sp.fit([[{"w": "a"}]], [["O"]])
+    assert crfsuite_file.read_bytes() == b"lCRF not ours"
+    from structperc import Tagger
+
+    tagger = Tagger(epochs=1).fit([[("a", "x")]], [["O"]])
+    with pytest.raises(InputError, match="exists and is not a model directory"):
+        tagger.save(crfsuite_file)
+    assert crfsuite_file.read_bytes() == b"lCRF not ours"
+
+
+def test_crf_parameters_at_their_crfsuite_defaults_are_no_setting():
+    """``keep_tempfiles`` defaults to False in sklearn-crfsuite, not None: that value, and so a CRF's own
+    ``get_params()``, was refused."""
+    StructuredPerceptron(keep_tempfiles=False)
+    with pytest.raises(ValueError, match="keep_tempfiles"):
+        StructuredPerceptron(keep_tempfiles=True)
+    sklearn_crfsuite = pytest.importorskip("sklearn_crfsuite")
+    sp = StructuredPerceptron(**sklearn_crfsuite.CRF(algorithm="ap", max_iterations=3).get_params())
+    assert sp.max_iterations == 3 and sp.fit([[{"w": "a"}]], [["O"]]).predict_single([{"w": "a"}]) == ["O"]
+
+
 @pytest.mark.parametrize("params, message", [
     ({"max_iterations": 0}, "max_iterations"),
     ({"max_iterations": 2.5}, "max_iterations"),

@@ -70,7 +70,7 @@ def _library(dask: str | None):
 @click.option("--unknown-tag", default="?", show_default=True, metavar="TAG",
               help="In --forced-column: the tag is not known.")
 @_threads_option("a large input")
-@click.option("--dask", metavar="ADDRESS", help=_DASK_HELP)
+@click.option("--dask", metavar="ADDRESS", help=_DASK_HELP + " Not with --input-format text.")
 @click.argument("inputs", nargs=-1, metavar="[FILE]...")
 def tag(model_path, output, input_format, output_format, marginals, nbest, forced_column, unknown_tag,
         threads, dask, inputs):
@@ -105,8 +105,8 @@ def calibrate(model_path, out_path, plot, path):
     from structperc import commands
 
     c = commands.calibrate(model_path, path, out_path=out_path, plot=plot)
-    click.echo(f"temperature {c['temperature']:.4g} on {c['tokens']} tokens: token NLL {c['nll'][0]:.4f} -> "
-               f"{c['nll'][1]:.4f}, ECE {c['ece'][0]:.4f} -> {c['ece'][1]:.4f}")
+    click.echo(f"temperature {c['temperature']:.4g} on {c['tokens']} tokens: token NLL {c['nll'][0]:.4f} at "
+               f"temperature 1 -> {c['nll'][1]:.4f}, ECE {c['ece'][0]:.4f} at temperature 1 -> {c['ece'][1]:.4f}")
 
 
 @click.command("eval")

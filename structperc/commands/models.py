@@ -10,7 +10,7 @@ from typing import Callable
 from structperc.compiled.threads import threads as using_threads
 from structperc.errors import InputError
 from structperc.model import schema
-from structperc.model.archive import writing_lock
+from structperc.model.archive import check_target, writing_lock
 from structperc.model.shipped import is_shipped
 from structperc.segmenter import Segmenter
 from structperc.tagger import Tagger
@@ -45,9 +45,8 @@ def writable_outputs(model_path: str | os.PathLike, checkpoint_dir: str | os.Pat
     """Check, before any training, that the model, the checkpoints and the plot can be written (by
     writing a probe file), so that a run does not fail after its last epoch. Returns the folders it
     had to create (a failed run removes them again)."""
+    check_target(model_path)
     target = Path(model_path)
-    if target.exists() and not target.is_dir() and target.suffix != ".zip":
-        raise InputError("exists and is not a model directory", str(model_path))
     created: list[Path] = []
     folders = [target.parent if target.suffix == ".zip" else target]
     folders += [Path(checkpoint_dir)] if checkpoint_dir else []

@@ -160,9 +160,12 @@ def segment_files(model_path: str | os.PathLike, inputs: Iterable[str | IO], out
     from structperc.io.output import output_stream
     from structperc.io.segmented import iter_raw_lines
 
+    inputs = list(inputs) or ["-"]
+    if user_dict is not None and os.fspath(user_dict) == "-" and any(i == "-" for i in inputs):
+        raise InputError("the user dictionary and the text cannot both be standard input: give one of them as a file")
     with using_threads(threads):
         seg = Segmenter.load(model_path)
-        lines = seg.segment_lines(iter_raw_lines(inputs or ("-",)), user_dict=user_dict,
+        lines = seg.segment_lines(iter_raw_lines(inputs), user_dict=user_dict,
                                   user_dict_mode=user_dict_mode)
         first = next(lines, None)  # the generator reads the dictionary before its first line
         with output_stream(output) as out:

@@ -56,7 +56,7 @@ def connect(spec: str, timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
             client.close()
             cluster.close()
         return
-    if spec.startswith("local"):
+    if spec.strip().startswith("local:") or spec.strip() == "local":  # not "localhost:8786", an address
         raise InputError(f"--dask {spec}: write local:N (N worker processes) or a scheduler address")
     try:
         client = distributed.Client(spec, timeout=f"{timeout}s")
@@ -78,6 +78,16 @@ def using(dask: Any) -> Iterator[Any]:
             yield client
     else:
         yield dask
+
+
+def require_workers(client: Any, what: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Wait up to ``timeout`` seconds for a worker to join ``client``'s cluster; none is one `InputError` line
+    naming the cluster and ``what`` was to be done there (Dask's own "No valid workers found" names neither)."""
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, OSError):
+        raise InputError(f"the Dask cluster at {client.scheduler.address} has no worker to {what} "
+                         f"(waited {timeout:g} s)") from None
 
 
 def worker_threads(client: Any) -> int:

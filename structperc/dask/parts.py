@@ -36,6 +36,7 @@ import numpy as np
 
 from structperc.dask.client import using
 from structperc.dask.training import dask_runner, hold
+from structperc.dask.worker import Failure
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
 from structperc.features.instances import check_reads, corpus_digest, hidden_tags, model_tags, template_columns
@@ -76,20 +77,26 @@ def training_parts(paths: Sequence[str], n_parts: int) -> list[ByteRange]:
     return file_parts(paths[0], False, n_parts, part_bytes=1 << 62)
 
 
-def read_part(part: ByteRange, task: Task, reads: set[str] | None) -> Corpus:
-    """A part's corpus (on a worker), with its own line numbers in messages. Unknown tags (partial
-    labels) are refused here: their label sets need the whole corpus."""
-    corpus = to_corpus(part.source(), None, task, need_tags=True, reads=reads, unknown=None)
+def read_part(part: ByteRange, task: Task, reads: set[str] | None) -> Corpus | Failure:
+    """A part's corpus (on a worker), or the failure to report: bad input with its line in the whole file.
+    Unknown tags (partial labels) are refused here: their label sets need the whole corpus."""
+    try:
+        corpus = to_corpus(part.source(), None, task, need_tags=True, reads=reads, unknown=None)
+    except InputError as exc:
+        return Failure.of(exc, part)
     if not len(corpus):
-        raise InputError("no sentences in this part of the training input", part.name)
+        return Failure("no sentences in this part of the training input", part.name, None)
     return corpus
 
 
-def summarize(corpus: Corpus, columns: list[str], task: Task, unknown: str | None) -> PartSummary:
-    """A part's `PartSummary`, with the values of those of ``columns`` it has."""
+def summarize(corpus: Corpus | Failure, columns: list[str], task: Task, unknown: str | None) \
+        -> PartSummary | Failure:
+    """A part's `PartSummary`, with the values of those of ``columns`` it has (its failure, passed on)."""
+    if isinstance(corpus, Failure):
+        return corpus
     if hidden_tags(corpus, task, unknown) is not None:
-        raise InputError(f"unknown tags ({unknown!r}, partial labels) are not supported when the workers read "
-                         "the training input", corpus.source)
+        return Failure(f"unknown tags ({unknown!r}, partial labels) are not supported when the workers read the "
+                       "training input", corpus.source, None)
     return PartSummary(list(corpus.columns), FeatureIndex([]).column_values(corpus, columns),
                        sorted(set(model_tags(corpus, task))), len(corpus), corpus.n_tokens, corpus_digest(corpus))
 
@@ -135,8 +142,11 @@ def featurize_on_workers(client: Any, parts: list[ByteRange], task: Task, templa
     run = uuid.uuid4().hex[:12]  # a file read again (perhaps changed since) is a new task, never an old result
     corpora = [client.submit(read_part, p, task, reads, key=f"structperc-part-{i}-{run}", pure=False)
                for i, p in enumerate(parts)]
-    summaries: list[PartSummary] = client.gather([client.submit(summarize, c, sorted(reads), task, unknown,
-                                                                 pure=False) for c in corpora])
+    answers = client.gather([client.submit(summarize, c, sorted(reads), task, unknown, pure=False) for c in corpora])
+    for answer in answers:  # the first part's failure first: the earliest line of the input
+        if isinstance(answer, Failure):
+            raise answer.error()
+    summaries: list[PartSummary] = answers
     # optional templates are dropped where a part lacks their column
     common = set.intersection(*(set(s.columns) for s in summaries))
     lines = optional_columns_dropped(template_lines, common)

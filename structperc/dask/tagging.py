@@ -21,11 +21,10 @@ from __future__ import annotations
 import io
 import os
 from collections import deque
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from structperc.dask.client import using, worker_threads
-from structperc.dask.worker import cached_model, model_bytes
+from structperc.dask.client import require_workers, using, worker_threads
+from structperc.dask.worker import Failure, cached_model, model_bytes
 from structperc.errors import InputError
 from structperc.io.corpus import concat
 from structperc.io.parts import PART_BYTES, ByteRange, ShortContext, input_parts, named_stream
@@ -36,27 +35,8 @@ if TYPE_CHECKING:
 _ALL = 1 << 62  # sentences per chunk: a part (bounded in bytes) is one chunk
 
 
-@dataclass
-class _Failure:
-    """An `InputError` on a worker, as the driver raises it (file and line of the whole input)."""
-
-    reason: str
-    path: str | None
-    line: int | None
-
-    @classmethod
-    def of(cls, exc: InputError, part: ByteRange) -> "_Failure":
-        line = exc.line
-        if line is not None and exc.path == part.name:
-            line += part.lines_before()
-        return cls(exc.reason, exc.path, line)
-
-    def error(self) -> InputError:
-        return InputError(self.reason, self.path, self.line)
-
-
 # ---------------------------------------------------------------------------- worker: tagging a part
-def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) -> "str | _Failure":
+def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) -> "str | Failure":
     """The output of ``part`` as `structperc.predict.write_tagged` writes it with ``setup`` (the same
     for all parts of one input), or the failure to raise in its turn."""
     from structperc import predict
@@ -66,7 +46,7 @@ def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) ->
         predict.told_elsewhere(model)  # the client says once that it is uncalibrated, not every worker
         return _tag(model, part, setup)
     except InputError as exc:
-        return _Failure.of(exc, part)
+        return Failure.of(exc, part)
 
 
 def _tag(model: Any, part: ByteRange, setup: TaggingSetup) -> str:
@@ -97,14 +77,14 @@ def _tag(model: Any, part: ByteRange, setup: TaggingSetup) -> str:
     return out.getvalue()
 
 
-def _segment_part(blob: bytes, digest: str, part: ByteRange, sep: str) -> "str | _Failure":
+def _segment_part(blob: bytes, digest: str, part: ByteRange, sep: str) -> "str | Failure":
     from structperc.io.segmented import iter_raw_lines
 
     try:
         seg = cached_model(digest, blob)
         return "".join(sep.join(words) + "\n" for words in seg.segment_lines(iter_raw_lines([part.source()])))
     except InputError as exc:
-        return _Failure.of(exc, part)
+        return Failure.of(exc, part)
 
 
 # ---------------------------------------------------------------------------- driver
@@ -112,6 +92,7 @@ def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str,
     """Submit ``func(model, digest, part, arg)`` for each ``(part, arg)`` of ``items`` and write the results
     in order as they complete, with at most two tasks per worker thread in flight (a result waits on its
     worker until its turn). An item that is an exception is raised in its turn (errors keep input order)."""
+    require_workers(client, "work on")
     shipped = client.scatter(blob, broadcast=True, hash=False)
     window = 2 * worker_threads(client)
     pending: deque = deque()
@@ -133,7 +114,7 @@ def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str,
             if isinstance(head, BaseException):
                 raise head
             result = head.result()
-            if isinstance(result, _Failure):
+            if isinstance(result, Failure):
                 raise result.error()
             out.write(result)
     finally:
@@ -174,6 +155,9 @@ def tag_files(model_path: str | os.PathLike, inputs: Sequence[str | IO], output:
     from structperc.commands import load_tagger
     from structperc.io.output import output_stream
 
+    if input_format == "text":  # raw text is tagged a document at a time by `commands.streaming.tag_raw_text`
+        raise InputError("--input-format text is not available with --dask: tag raw text without --dask, or give "
+                         "tokens (--input-format tokens or lines)")
     sentences = predict.tagging_options(input_format, output_format, nbest, sentences)
     tagger = load_tagger(model_path)
     if marginals or nbest:  # said here, once (the workers' copies keep quiet)
@@ -224,7 +208,10 @@ def _predict_partition(sentences: Iterable[Any], blob: bytes, digest: str) -> li
 def tag_bag(bag: Any, model: Any) -> Any:
     """A `dask.bag.Bag` of the tag lists of a bag of sentences (token lists, or per token a tuple of the
     model's columns), in the bag's order: one ``predict`` per partition, the model (a model directory or
-    a fitted `Tagger`) loaded once per worker."""
+    a fitted `Tagger`) loaded once per worker. Each partition is a document of its own: a model that reads the
+    sentences around one (the NER preset's document columns, two stages) reads those of its partition only, so
+    sentences near a partition's edge may be tagged otherwise than by ``predict`` on the whole list
+    (`tag_files` gives each part its neighbours' sentences)."""
     shipped, digest = _shipped(model)
     return bag.map_partitions(_predict_partition, shipped, digest)
 
@@ -241,7 +228,8 @@ def _predict_frame(frame: Any, blob: bytes, digest: str, tokens: str, out: str) 
 
 def tag_dataframe(df: Any, model: Any, tokens: str = "tokens", out: str = "tags") -> Any:
     """The Dask DataFrame ``df`` with a column ``out`` of tag lists for its column ``tokens`` of token
-    lists, rows in order; the model (a model directory or a fitted `Tagger`) loaded once per worker.
+    lists, rows in order; the model (a model directory or a fitted `Tagger`) loaded once per worker. Each
+    partition is a document of its own, as in `tag_bag`.
 
     The token lists must stay lists: an Arrow ``list<string>`` column
     (``pd.ArrowDtype(pa.list_(pa.string()))``), or an object column made with Dask's

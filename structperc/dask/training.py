@@ -66,7 +66,7 @@ from structperc.dask.changes import (
     mix_changes,
     rebased,
 )
-from structperc.dask.client import CONNECT_TIMEOUT, distributed_module, using
+from structperc.dask.client import CONNECT_TIMEOUT, distributed_module, require_workers, using
 from structperc.dask.shard_tasks import _start_of as _start_of  # the tests reach the kept start
 from structperc.dask.shard_tasks import epoch_task, release_scratch, scratch_bytes
 from structperc.errors import InputError
@@ -156,11 +156,7 @@ class DaskShards:
             return self.client.submit(func, *args, key=f"structperc-{name}-{self._run}", pure=False, **kw)
 
     def _start(self) -> None:
-        try:
-            self.client.wait_for_workers(1, timeout=max(CONNECT_TIMEOUT, self.timeout or 0))
-        except (TimeoutError, OSError):
-            raise InputError(f"the Dask cluster at {self.client.scheduler.address} has no worker to train on "
-                             f"(waited {max(CONNECT_TIMEOUT, self.timeout or 0):g} s)") from None
+        require_workers(self.client, "train on", max(CONNECT_TIMEOUT, self.timeout or 0))
         try:
             self._amm_was_running = bool(self.client.amm.running())
             if self._amm_was_running:

@@ -57,10 +57,20 @@ def archive_path(path: str | os.PathLike) -> Path:
     return p if p.suffix == ".zip" else p / ARCHIVE_NAME
 
 
+def check_target(path: str | os.PathLike) -> None:
+    """Refuse a model path that names an existing file other than a ``.zip`` archive (a model is a directory or
+    an archive; such a file is the user's, never replaced): callers check before training, so that a run does not
+    fail after its last epoch."""
+    target = Path(path)
+    if target.exists() and not target.is_dir() and target.suffix != ".zip":
+        raise InputError("exists and is not a model directory", str(path))
+
+
 def save_archive(path: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
                  version: int = FORMAT_VERSION, *, deflate: bool = False) -> Path:
     """Write metadata and arrays atomically, as format ``version``; returns the archive path.
     ``deflate`` compresses the members (the shipped models: smaller files, slower to read)."""
+    check_target(path)
     target = archive_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     blobs = {name: _npy_bytes(arr) for name, arr in arrays.items()}

@@ -32,8 +32,13 @@ from structperc.predict.decoding import confidence_of, constraint_mask, decode, 
 
 #: What an uncalibrated model's probabilities come with (once per model; ``{task}``: its task's name).
 UNCALIBRATED = ("this {task} model is not calibrated (temperature 1, not fitted): its probabilities are "
-                "over-confident; fit the temperature on held-out gold data with 'structperc calibrate "
-                "--model DIR FILE' (or train with --dev; in Python Tagger.calibrate)")
+                "over-confident; {how}")
+#: How to fit the temperature, by the face a model comes from: `structperc.sklearn` models (task ``sklearn``)
+#: are fitted with held-out data, not by `structperc calibrate`, which reads columns.
+CALIBRATE_HOW = {"sklearn": "fit the temperature on held-out gold data: StructuredPerceptron(...).fit(X, y, "
+                            "X_dev=..., y_dev=...)"}
+CALIBRATE_DEFAULT = ("fit the temperature on held-out gold data with 'structperc calibrate --model DIR FILE' (or "
+                     "train with --dev; in Python Tagger.calibrate)")
 _told: set[int] = set()  # ids of the weights of models already said to be uncalibrated (gone with them)
 _told_lock = threading.Lock()
 
@@ -46,7 +51,9 @@ def confidence_temperature(model: Model) -> float:
     standard error). Scores that report a temperature themselves (`calibration_report`) do not come
     here."""
     if model.calibration is None and model.weights.order == 1 and _first_time(model):  # order 2: refused
-        warnings.warn(UNCALIBRATED.format(task=model.task.name), UncalibratedWarning, stacklevel=_caller_level())
+        how = CALIBRATE_HOW.get(model.task.name, CALIBRATE_DEFAULT)
+        warnings.warn(UNCALIBRATED.format(task=model.task.name, how=how), UncalibratedWarning,
+                      stacklevel=_caller_level())
     return model.temperature
 
 

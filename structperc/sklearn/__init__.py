@@ -70,7 +70,7 @@ from structperc.features.attributes import AttributeIndex
 from structperc.features.index import Features
 from structperc.features.task import Task
 from structperc.model import schema
-from structperc.model.archive import archive_path
+from structperc.model.archive import archive_path, check_target
 from structperc.train.attribute_data import (
     attribute_task,
     converts,
@@ -91,6 +91,9 @@ CRF_ONLY = ("min_freq", "c1", "c2", "num_memories", "epsilon", "period", "delta"
             "max_linesearch", "calibration_eta", "calibration_rate", "calibration_samples",
             "calibration_candidates", "calibration_max_trials", "pa_type", "c", "error_sensitive",
             "averaging", "variance", "gamma", "keep_tempfiles", "trainer_cls")
+#: The CRF-only parameters whose sklearn-crfsuite default is not None (``CRF().get_params()`` gives them): that
+#: value is accepted as no setting, as None is for the others.
+CRF_DEFAULTS = {"keep_tempfiles": False}
 #: Iterations when ``max_iterations`` is None (structperc's default epochs; CRFsuite's ``ap``: 100).
 DEFAULT_ITERATIONS = 10
 #: The values of ``encoding`` (None: IOBES for span labels, else the labels' own scheme).
@@ -135,7 +138,8 @@ class StructuredPerceptron(BaseEstimator):
         Fit the temperature of ``predict_marginals`` on ``X_dev`` (when given).
     **crf_params
         sklearn-crfsuite's CRF-only parameters (`CRF_ONLY`) are refused with a ``ValueError`` naming
-        them unless None (their default there).
+        them unless at their default there (None; ``keep_tempfiles=False``, `CRF_DEFAULTS`), so
+        ``StructuredPerceptron(**CRF(algorithm="ap").get_params())`` works.
 
     Examples
     --------
@@ -153,7 +157,8 @@ class StructuredPerceptron(BaseEstimator):
                  verbose: bool = False, model_filename: str | os.PathLike | None = None,
                  random_state: Any = 0, scheme: str = "auto", encoding: str | None = None,
                  constrained: bool | None = None, calibrate: bool = True, **crf_params: Any):
-        refused = sorted(k for k, v in crf_params.items() if k in CRF_ONLY and v is not None)
+        refused = sorted(k for k, v in crf_params.items() if k in CRF_ONLY and v is not None
+                         and not (k in CRF_DEFAULTS and v is CRF_DEFAULTS[k]))
         unknown = sorted(k for k in crf_params if k not in CRF_ONLY)
         if unknown:
             raise TypeError(f"StructuredPerceptron got unexpected keyword argument(s) {', '.join(unknown)}")
@@ -206,6 +211,8 @@ class StructuredPerceptron(BaseEstimator):
         if (X_dev is None) != (y_dev is None):
             raise ValueError("Pass both X_dev and y_dev to use the holdout data")
         opts = self._options()
+        if self.model_filename is not None:  # before training: a run must not fail after its last iteration
+            check_target(self.model_filename)
         self.__dict__.pop("_model", None)
         self.__dict__.pop("_size", None)
         index = AttributeIndex()

@@ -306,13 +306,23 @@ RULES: tuple[Rule, ...] = (
          "--raw is for --task cws (raw: a Segmenter's unsegmented text)", usage=True),
     # `Segmenter` has no ``order`` parameter, so ``--task cws`` would drop it; a Segmenter whose parameters
     # hold one (a subclass) trains second-order transitions like a tagger
-    Rule("order2_new_tagger", lambda g: g.get("order", 1) == 2 and (
-        (g.get("task") == "cws" and not g.get("segmenter")) or g.get("init_model")),
-         "--order 2 is for training a new tagger (order=2; not --task cws): continued training (init_model, "
-         "--init-model; partial_fit) is not available for second-order models: train a new one", usage=True),
-    Rule("two_stage_new_tagger", lambda g: g.two_stage and (g.segmenter or g.get("init_model")),
-         "--two-stage is for training a new tagger (two_stage; not --task cws): a two-stage model does not "
-         "continue training (init_model, --init-model; partial_fit): train it again on all the data", usage=True),
+    Rule("order2_not_cws", lambda g: g.get("order", 1) == 2 and g.get("task") == "cws" and not g.get("segmenter"),
+         "--order 2 (order=2) is for taggers, not for word segmentation (--task cws)", usage=True),
+    Rule("order2_new_tagger", lambda g: g.get("order", 1) == 2 and g.get("init_model"),
+         "--order 2 is for training a new tagger (order=2): continued training (init_model, --init-model; "
+         "partial_fit) is not available for second-order models: train a new one", usage=True),
+    Rule("two_stage_not_cws", lambda g: g.two_stage and g.segmenter,
+         "--two-stage (two_stage) is for taggers, not for word segmentation (--task cws)", usage=True),
+    Rule("two_stage_new_tagger", lambda g: g.two_stage and g.get("init_model"),
+         "--two-stage is for training a new tagger (two_stage): a two-stage model does not continue training "
+         "(init_model, --init-model; partial_fit): train it again on all the data", usage=True),
+    # a segmenter reads segmented text (words between spaces) and makes its own columns and tags
+    Rule("cws_reads_words", lambda g: g.get("task") == "cws" and not g.get("segmenter") and [
+        spelled(name) for name in ("columns", "tag_column", "scheme") if g.get(name) is not None],
+         lambda g, found: f"word segmentation (--task cws) reads segmented text, words separated by spaces, and "
+                          f"makes its own columns and tags: leave out {', '.join(found)}", usage=True),
+    Rule("seed_average_not_cws", lambda g: g.averages and g.segmenter,
+         "seed averaging (seeds, --seeds) is for taggers, not for word segmentation (--task cws)", usage=True),
     Rule("vote_spans", lambda g: g.get("vote") and (g.segmenter or (g.task is not None and g.task.metric != "span")),
          f"{spelled('vote')} is for span tasks (chunks, entities): its members vote on spans", usage=True),
     Rule("vote_other_encodings", lambda g: g.get("vote") and g.task is not None
@@ -376,7 +386,7 @@ RULES: tuple[Rule, ...] = (
                           "needs the whole training corpus in one place: not with the input read by the Dask "
                           "workers (--read-on-workers)"),
     Rule("seed_average_alone", lambda g: g.averages and [spelled(name) for name, given in (
-        ("dev", g.get("dev")), ("task", g.get("task") == "cws" or g.segmenter), ("init_model", g.get("init_model")),
+        ("dev", g.get("dev")), ("init_model", g.get("init_model")),
         ("workers", g.get("workers", 1) != 1), ("dask", g.get("dask")), ("checkpoint_dir", g.checkpoints),
         ("seed", g.get("seed", 0) != 0 and g.get("seeds") is not None)) if given],
          lambda g, found: "seed averaging (seeds, --seeds) trains every member on one process for the same epochs "

@@ -105,6 +105,8 @@ def test_calibrate_command_and_eval_line(calibrated, sample_paths, tmp_path):
     r = run("calibrate", "--model", calibrated, "--out", out, "--plot", plot, sample_paths[1])
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("temperature ") and "ECE" in r.stdout
+    # "before" is at temperature 1, whatever the model had: said so (a second run printed the same "before")
+    assert r.stdout.count("at temperature 1 ->") == 2
     assert plot.stat().st_size > 1000
     tau = Tagger.load(out).calibration_["temperature"]
     assert f"{tau:.4g}" in r.stdout

@@ -135,6 +135,20 @@ def test_partial_labels_are_refused_by_the_worker(client, sentences, tmp_path):
                        workers=2)
 
 
+def test_bad_input_in_a_later_part_names_its_line_in_the_file(client, sentences, tmp_path):
+    """The worker reading the second part reported the line's number within its part, not the file, and Dask
+    logged the worker's traceback beside the one-line error."""
+    lines = "\n\n".join(sentences[:80]).split("\n")
+    at = len(lines) - 5                       # in the second of two parts
+    lines[at] = "foo bar"                     # two columns where three are
+    path = tmp_path / "bad.txt"
+    path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        fit_on_workers(Tagger(task="chunk", columns=["word", "pos", "chunk"], epochs=1), [path], dask=client,
+                       workers=2)
+    assert err.value.path == str(path) and err.value.line == at + 1, str(err.value)
+
+
 def test_cli_trains_with_the_workers_reading(sentences, tmp_path):
     from structperc.cli import main
 

@@ -245,12 +245,35 @@ def test_plain_text_read_as_columns_names_the_other_formats_as_structperc_tag(cl
     assert "--input-format text" in str(dask.value) and "--input-format tokens" in str(dask.value)
 
 
+def test_raw_text_is_refused_with_dask_in_one_line(chunk_model, sample):
+    """``--input-format text`` with ``--dask`` was refused as an "unknown input format 'text'", a format `tag`
+    lists; it is not available there, and the message says so (before any cluster is started)."""
+    with pytest.raises(InputError, match="--input-format text is not available with --dask"):
+        tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask="local:1", input_format="text")
+
+
+def test_a_cluster_without_workers_is_named_in_one_line(chunk_model, sample):
+    """Dask's own "No valid workers found" named neither the cluster nor what was to be done, as training did."""
+    import distributed
+
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as empty:
+        with pytest.raises(InputError, match=f"the Dask cluster at {cluster.scheduler_address} has no worker to "
+                                             "work on"):
+            tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask=empty)
+
+
 def test_unreachable_scheduler_is_a_one_line_error(chunk_model, sample):
     with pytest.raises(InputError, match="cannot reach a Dask scheduler at tcp://127.0.0.1:9") as err:
         tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask="tcp://127.0.0.1:9")
     assert "\n" not in str(err.value)
     with pytest.raises(InputError, match="local:N"):
         tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask="local")
+    with pytest.raises(InputError, match="local:N"):
+        tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask="local:x")
+    # a scheduler on this machine, by name: an address, not a misspelt local:N
+    with pytest.raises(InputError, match="cannot reach a Dask scheduler at localhost:9 "):
+        tagging.tag_files(chunk_model, [str(sample)], io.StringIO(), dask="localhost:9")
 
 
 def test_without_dask_installed_says_how_to_install(monkeypatch):

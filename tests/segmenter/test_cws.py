@@ -410,6 +410,24 @@ def test_evaluate_unequal_counts(segmenter, monkeypatch):
     assert r["f1"] == pytest.approx(0.4)
 
 
+def test_what_a_tagger_has_and_a_segmenter_has_not_is_refused_plainly(segmenter):
+    """Inherited from `Tagger`, ``partial_fit`` asked for 5 columns (char lexb lexe lexm tag) and ``predict`` for
+    tuples of 4: columns a segmenter makes for itself."""
+    with pytest.raises(InputError, match="^continued training of a word segmentation model is not supported"):
+        segmenter.partial_fit(["上海 体育局"])
+    for call in (lambda: segmenter.predict([list("上海市体育局")]), lambda: segmenter.tag(list("上海")),
+                 lambda: segmenter.tag_texts(["上海"])):
+        with pytest.raises(InputError, match=r"^a Segmenter segments text: segment\(text\)"):
+            call()
+    assert segmenter.segment("上海体育局")  # what it does
+
+
+def test_evaluate_refuses_strict_which_words_do_not_have(segmenter):
+    """``eval --strict`` printed the same word F1 as without it, saying nothing."""
+    with pytest.raises(InputError, match="--strict .* a segmenter's word F1 has none"):
+        segmenter.evaluate(["上海 体育局"], strict=True)
+
+
 def test_evaluate_on_training_data_is_perfect(segmenter, write_file):
     path = write_file("gold.txt", "\n".join(TRAIN) + "\n\n")
     r = segmenter.evaluate(path)

@@ -188,6 +188,17 @@ def test_soft_mode_matches_a_language_dictionary_apart_from_the_widened_lexicon(
 
 
 # ------------------------------------------------------------------------------ add_word / del_word
+def test_lexicon_words_are_refused_where_the_templates_read_no_lexicon_column(tmp_path):
+    """With a template that reads no lexicon column (``hanlp-cws``), ``lexicon`` trained the same model bytes and
+    soft user words segmented as no words did, both silently."""
+    with pytest.raises(InputError, match=r"^the words of lexicon \(--lexicon\) go into the lexicon columns"):
+        Segmenter(template="hanlp-cws", lexicon=["体育局"], epochs=1).fit(CWS_TRAIN)
+    plain = Segmenter(template="hanlp-cws", epochs=1).fit(CWS_TRAIN)
+    with pytest.raises(InputError, match=r"^soft user words .* hard mode \(the default\) forces the words"):
+        plain.segment(TEXT, user_dict=["体育局"], user_dict_mode="soft")
+    assert "体育局" in plain.segment("上海体育局召开会议", user_dict=["体育局"])  # hard mode: as asked
+
+
 def test_add_word_and_del_word():
     seg = Segmenter.train(CWS_TRAIN * 3, epochs=3)
     seg.del_word("不在")                                       # never added: nothing happens
@@ -268,6 +279,12 @@ def test_cli_bad_user_dict(model_dir, tmp_path):
     assert_clean_error(missing, str(tmp_path / "none.txt"))
     dask = run("segment", "--model", model_dir, "--user-dict", user, "--dask", "local:1", input=TEXT + "\n")
     assert dask.exit_code == 2 and "--user-dict" in dask.output
+    # the dictionary from standard input took the text there as its words, and segmented nothing (status 0)
+    both = run("segment", "--model", model_dir, "--user-dict", "-", input=TEXT + "\n")
+    assert_clean_error(both, "the user dictionary and the text cannot both be standard input")
+    infile = tmp_path / "text.txt"
+    infile.write_text(TEXT + "\n", encoding="utf-8")
+    assert run("segment", "--model", model_dir, "--user-dict", "-", infile, input="育局召\n").exit_code == 0
 
 
 # ------------------------------------------------------------------------------ the property

@@ -111,9 +111,19 @@ CASES = [
          commands={"task": "cws", "encoding": "iobes"}, segmenter=({"encoding": "iobes"}, {})),
     Case("lexicon for a tagger", "--lexicon is for --task cws (lexicon: a Segmenter's user dictionary)",
          cli=["--lexicon", "TRAIN"], commands={"lexicon": "TRAIN"}),
-    Case("order 2 for a segmenter", "--order 2 is for training a new tagger (order=2; not --task cws): continued "
-         "training (init_model, --init-model; partial_fit) is not available for second-order models: train a new "
-         "one", cli=["--task", "cws", "--order", "2"], commands={"task": "cws", "order": 2}),
+    Case("order 2 for a segmenter", "--order 2 (order=2) is for taggers, not for word segmentation (--task cws)",
+         cli=["--task", "cws", "--order", "2"], commands={"task": "cws", "order": 2}),
+    Case("order 2 continued", "--order 2 is for training a new tagger (order=2): continued training (init_model, "
+         "--init-model; partial_fit) is not available for second-order models: train a new one",
+         cli=["--init-model", "NO-MODEL", "--order", "2"], commands={"init_model": "NO-MODEL", "order": 2}),
+    Case("two stages for a segmenter", "--two-stage (two_stage) is for taggers, not for word segmentation (--task "
+         "cws)", cli=["--task", "cws", "--two-stage"], commands={"task": "cws", "two_stage": True}),
+    Case("columns for a segmenter", "word segmentation (--task cws) reads segmented text, words separated by "
+         "spaces, and makes its own columns and tags: leave out columns (--columns), scheme (--scheme)",
+         cli=["--task", "cws", "--columns", "word,pos", "--scheme", "iob2"],
+         commands={"task": "cws", "columns": ["word", "pos"], "scheme": "iob2"}),
+    Case("seeds for a segmenter", "seed averaging (seeds, --seeds) is for taggers, not for word segmentation "
+         "(--task cws)", cli=["--task", "cws", "--seeds", "0,1"], commands={"task": "cws", "seeds": [0, 1]}),
     Case("add-labels without init-model", "--add-labels (add_labels) is for continued training (--init-model, "
          "init_model; partial_fit): a new model learns every tag of its data", cli=["--add-labels"],
          commands={"add_labels": True}),

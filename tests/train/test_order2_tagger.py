@@ -208,7 +208,7 @@ def test_cli_train_order_two_tag_eval_info(chunk_files, tmp_path):
 def test_cli_refuses_order_two_for_segmenters(tmp_path):
     r = CliRunner().invoke(main, ["train", "--task", "cws", "--train", "x", "--order", "2", "--model",
                                   str(tmp_path / "m")])
-    assert r.exit_code == 2 and "--order 2 is for training a new tagger" in r.output
+    assert r.exit_code == 2 and "--order 2 (order=2) is for taggers, not for word segmentation" in r.output
 
 
 def _built(name: str) -> bool:
