@@ -102,6 +102,6 @@ def create_tokenizer(model: str) -> Callable[[Language], StructpercTokenizer]:
     model as the tokenizer, e.g. of ``spacy.blank("zh")``."""
 
     def make(nlp: Language) -> StructpercTokenizer:
-        return StructpercTokenizer(nlp.vocab, model, deferred=saved_copy(nlp, "tokenizer"))
+        return StructpercTokenizer(nlp.vocab, model, deferred=saved_copy(nlp, "tokenizer", model))
 
     return make

@@ -348,6 +348,49 @@ def test_pipeline_to_disk_and_bytes_carry_the_model(models, tmp_path):
     assert [(e.start, e.end, e.label_) for e in other(text).ents] == ents
 
 
+def test_a_misspelt_column_is_refused(models):
+    """``columns={"POS": ...}`` (for ``pos``) was accepted and the first document failed on ``pos``, mapped."""
+    with pytest.raises(InputError, match="config \"columns\" maps 'POS', which the model does not read "
+                                         "\\(it reads 'pos'\\)"):
+        pipeline(models["ner_pos"], columns={"POS": "norm_"})
+    with pytest.raises(InputError, match="maps 'nonsense', which the model does not read \\(it reads the words"):
+        pipeline(models["ner"], columns={"nonsense": "tag_"})
+
+
+def test_a_component_added_after_a_load_reads_its_model(models, tmp_path):
+    """A saved pipeline's meta lists its structperc components; a component added under such a name to a loaded
+    pipeline (its own excluded at the load, or removed before the save) took itself for the saved copy and never
+    read its model."""
+    nlp = pipeline(models["ner"])
+    nlp.to_disk(tmp_path / "pipe")
+    text = " ".join(NER_TEST[2])
+    excluded = spacy.load(tmp_path / "pipe", exclude=["structperc"])
+    excluded.add_pipe("structperc", config={"model": str(models["upos"])})
+    assert [t.pos_ for t in excluded(text)] == Tagger.load(models["upos"]).predict([text.split()])[0]
+    nlp.remove_pipe("structperc")
+    nlp.to_disk(tmp_path / "removed")
+    again = spacy.load(tmp_path / "removed")
+    again.add_pipe("structperc", config={"model": str(models["upos"])})
+    assert [t.pos_ for t in again(text)] == Tagger.load(models["upos"]).predict([text.split()])[0]
+
+
+def test_a_bytes_round_trip_needs_no_model_folder(models, tmp_path):
+    """``from_config`` then ``from_bytes``: the component read its config's model path, gone by then, though the
+    bytes carry the model."""
+    import shutil
+
+    shutil.copytree(models["ner"], tmp_path / "ner")
+    nlp = pipeline(tmp_path / "ner")
+    text = " ".join(NER_TEST[2])
+    ents = [(e.start, e.end, e.label_) for e in nlp(text).ents]
+    config, data = nlp.config, nlp.to_bytes()
+    shutil.rmtree(tmp_path / "ner")
+    restored = spacy.blank("xx").from_config(config).from_bytes(data)
+    assert [(e.start, e.end, e.label_) for e in restored(text).ents] == ents
+    with pytest.raises(InputError, match="no structperc model at this path"):  # a live pipeline still reads it
+        pipeline(tmp_path / "ner")
+
+
 # ------------------------------------------------------------------------------------ tokenizer
 @pytest.fixture(scope="module")
 def zh(models):

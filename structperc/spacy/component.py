@@ -66,7 +66,7 @@ class StructpercComponent:
         if self.marginals and not Token.has_extension(CONFIDENCE):
             Token.set_extension(CONFIDENCE, default=None)
         self.tagger: Optional["Tagger"] = None
-        if not saved_copy(nlp, name):  # else `from_disk` loads the copy saved with the pipeline
+        if not saved_copy(nlp, name, model):  # else `from_disk`/`from_bytes` gives the copy saved with the pipeline
             self._use(load_model(model, f"{name!r} component"), str(model))
 
     # ------------------------------------------------------------------ configuration
@@ -95,8 +95,13 @@ class StructpercComponent:
                              f"{', '.join(map(repr, other)) or 'none'}: use annotate='tag'", where)
         if self.marginals:  # refused here, when the component is added, not on every document
             tagger.model_.weights.check_first_order("token marginals (marginals=true)")
+        read = set(tagger.reads() or ()) - {task.token_column}
+        unread = sorted(set(self.columns) - read)
+        if unread:  # a misspelt column ("POS") left the one it meant on its default attribute, unsaid
+            raise InputError(f"config \"columns\" maps {', '.join(map(repr, unread))}, which the model does not "
+                             f"read (it reads {', '.join(map(repr, sorted(read))) or 'the words alone'})", where)
         getters: Dict[str, Callable[[Token], str]] = {}
-        for column in sorted(set(tagger.reads() or ()) - {task.token_column}):
+        for column in sorted(read):
             attribute = self.columns.get(column, DEFAULT_COLUMNS.get(column))
             if attribute is None:
                 raise InputError(f"the model reads column {column!r}, which spaCy tokens do not have: map "

@@ -4,11 +4,13 @@ turned to and from bytes (structperc's archive: no pickle)."""
 # No `from __future__ import annotations` in this room: spaCy validates a factory's config against
 # the factory's annotations, which must be real types, not strings.
 import os
+import sys
 import tempfile
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import spacy
 from spacy.language import Language
 
 from structperc.errors import InputError
@@ -47,22 +49,50 @@ def load_model(model: Any, what: str) -> "Tagger":
     return load(path)
 
 
-def saved_copy(nlp: Language, name: str) -> bool:
-    """Whether ``nlp`` is a saved pipeline being loaded whose ``from_disk`` will read the copy of this
-    model (``name``: a component, or ``"tokenizer"``) saved inside it, so its config's ``model`` path
-    must not be read: its meta (``meta.json``) lists ``name``, and no structperc object was made
-    under that name in this ``nlp`` yet (a live pipeline would read its own listing back). Lists
-    ``name`` in the meta either way, for the pipeline's next ``to_disk``."""
+def saved_copy(nlp: Language, name: str, model: Any = None) -> bool:
+    """Whether ``nlp`` is a saved pipeline being loaded whose ``from_disk`` or ``from_bytes`` will give this
+    model (``name``: a component, or ``"tokenizer"``) the copy saved with it, so that its config's ``model``
+    must not be read: the pipeline is being built from its config (`Language.from_config`, which
+    ``spacy.load`` and a bytes round trip call before ``from_disk``/``from_bytes``), and either its meta
+    (``meta.json``) lists ``name`` with no structperc object made under that name in this ``nlp`` yet, or
+    ``model`` names no model here (the folder it was saved from is gone) and the pipeline is not a new one
+    (``spacy.blank``). A component added to a live pipeline (``nlp.add_pipe``, after a load that excluded or
+    removed one of that name) reads its model.
+    Lists ``name`` in the meta either way, for the pipeline's next ``to_disk``."""
     meta = nlp.meta
     entry = meta.get(META_KEY)
     if not isinstance(entry, dict) or not isinstance(entry.get("saved"), list):
         entry = meta[META_KEY] = {"saved": []}
     made = _made.setdefault(nlp, set())
-    loading = name in entry["saved"] and name not in made
+    building = _called_from(Language.from_config.__func__.__code__)  # type: ignore[attr-defined]
+    loading = building and ((name in entry["saved"] and name not in made) or (
+        model is not None and not _found(model) and not _called_from(spacy.blank.__code__)))
     made.add(name)
     if name not in entry["saved"]:
         entry["saved"].append(name)
     return loading
+
+
+def _called_from(code: Any) -> bool:
+    """Whether this call comes from within the function of ``code``: `Language.from_config` (a pipeline built
+    from its config, as spaCy does before loading its components' data: there is no flag for it), or
+    ``spacy.blank`` (a new pipeline, whose config's model must be found at once)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _found(model: Any) -> bool:
+    """Whether ``model`` names a model here: a path that exists, or a shipped model's name."""
+    from structperc.model.shipped import names
+
+    if not isinstance(model, (str, os.PathLike)):
+        return True  # refused by `load_model`, in one line
+    text = os.fspath(model)
+    return Path(text).exists() or text in names()
 
 
 def waiting(what: str) -> InputError:
