@@ -48,7 +48,8 @@ def train(train_path: str, model_path: str | os.PathLike, *, task: str | None = 
     validate({**{k: v for k, v in params.items() if v is not None}, "task": task, "dev": dev_path is not None,
               "init_model": init_model, "lexicon": lexicon, "checkpoint_dir": checkpoint_dir, "resume": resume,
               "keep_checkpoint": keep_checkpoint, "workers": workers, "mixing": mixing, "clusters": clusters,
-              "dask": dask, "read_on_workers": read_on_workers, "add_labels": add_labels})
+              "dask": dask, "read_on_workers": read_on_workers, "add_labels": add_labels,
+              "cws_command": task == "cws" and not init_model})
     if plot:
         from structperc.train.plot import check_plot_path
 

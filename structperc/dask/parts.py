@@ -36,7 +36,6 @@ import numpy as np
 
 from structperc.dask.client import using
 from structperc.dask.training import dask_runner, hold
-from structperc.dask.worker import Failure
 from structperc.errors import InputError
 from structperc.features.index import FeatureIndex
 from structperc.features.instances import check_reads, corpus_digest, hidden_tags, model_tags, template_columns
@@ -44,7 +43,7 @@ from structperc.features.task import Task, masks
 from structperc.features.templates import optional_columns_dropped, parse_templates
 from structperc.io.corpus import Corpus
 from structperc.io.inputs import to_corpus
-from structperc.io.parts import ByteRange, file_parts
+from structperc.io.parts import ByteRange, PartFailure, file_parts
 from structperc.labels.label_set import LabelSet
 from structperc.predict import calibrate
 from structperc.train.config import mixing_scale, validate
@@ -77,25 +76,25 @@ def training_parts(paths: Sequence[str], n_parts: int) -> list[ByteRange]:
     return file_parts(paths[0], False, n_parts, part_bytes=1 << 62)
 
 
-def read_part(part: ByteRange, task: Task, reads: set[str] | None) -> Corpus | Failure:
+def read_part(part: ByteRange, task: Task, reads: set[str] | None) -> Corpus | PartFailure:
     """A part's corpus (on a worker), or the failure to report: bad input with its line in the whole file.
     Unknown tags (partial labels) are refused here: their label sets need the whole corpus."""
     try:
         corpus = to_corpus(part.source(), None, task, need_tags=True, reads=reads, unknown=None)
     except InputError as exc:
-        return Failure.of(exc, part)
+        return PartFailure.of(exc, part)
     if not len(corpus):
-        return Failure("no sentences in this part of the training input", part.name, None)
+        return PartFailure("no sentences in this part of the training input", part.name, None)
     return corpus
 
 
-def summarize(corpus: Corpus | Failure, columns: list[str], task: Task, unknown: str | None) \
-        -> PartSummary | Failure:
+def summarize(corpus: Corpus | PartFailure, columns: list[str], task: Task, unknown: str | None) \
+        -> PartSummary | PartFailure:
     """A part's `PartSummary`, with the values of those of ``columns`` it has (its failure, passed on)."""
-    if isinstance(corpus, Failure):
+    if isinstance(corpus, PartFailure):
         return corpus
     if hidden_tags(corpus, task, unknown) is not None:
-        return Failure(f"unknown tags ({unknown!r}, partial labels) are not supported when the workers read the "
+        return PartFailure(f"unknown tags ({unknown!r}, partial labels) are not supported when the workers read the "
                        "training input", corpus.source, None)
     return PartSummary(list(corpus.columns), FeatureIndex([]).column_values(corpus, columns),
                        sorted(set(model_tags(corpus, task))), len(corpus), corpus.n_tokens, corpus_digest(corpus))
@@ -144,7 +143,7 @@ def featurize_on_workers(client: Any, parts: list[ByteRange], task: Task, templa
                for i, p in enumerate(parts)]
     answers = client.gather([client.submit(summarize, c, sorted(reads), task, unknown, pure=False) for c in corpora])
     for answer in answers:  # the first part's failure first: the earliest line of the input
-        if isinstance(answer, Failure):
+        if isinstance(answer, PartFailure):
             raise answer.error()
     summaries: list[PartSummary] = answers
     # optional templates are dropped where a part lacks their column

@@ -24,10 +24,10 @@ from collections import deque
 from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from structperc.dask.client import require_workers, using, worker_threads
-from structperc.dask.worker import Failure, cached_model, model_bytes
+from structperc.dask.worker import cached_model, model_bytes
 from structperc.errors import InputError
 from structperc.io.corpus import concat
-from structperc.io.parts import PART_BYTES, ByteRange, ShortContext, input_parts, named_stream
+from structperc.io.parts import PART_BYTES, ByteRange, PartFailure, ShortContext, input_parts, named_stream
 
 if TYPE_CHECKING:
     from structperc.predict import TaggingSetup
@@ -36,7 +36,7 @@ _ALL = 1 << 62  # sentences per chunk: a part (bounded in bytes) is one chunk
 
 
 # ---------------------------------------------------------------------------- worker: tagging a part
-def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) -> "str | Failure":
+def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) -> "str | PartFailure":
     """The output of ``part`` as `structperc.predict.write_tagged` writes it with ``setup`` (the same
     for all parts of one input), or the failure to raise in its turn."""
     from structperc import predict
@@ -46,7 +46,7 @@ def _tag_part(blob: bytes, digest: str, part: ByteRange, setup: TaggingSetup) ->
         predict.told_elsewhere(model)  # the client says once that it is uncalibrated, not every worker
         return _tag(model, part, setup)
     except InputError as exc:
-        return Failure.of(exc, part)
+        return PartFailure.of(exc, part)
 
 
 def _tag(model: Any, part: ByteRange, setup: TaggingSetup) -> str:
@@ -77,14 +77,14 @@ def _tag(model: Any, part: ByteRange, setup: TaggingSetup) -> str:
     return out.getvalue()
 
 
-def _segment_part(blob: bytes, digest: str, part: ByteRange, sep: str) -> "str | Failure":
+def _segment_part(blob: bytes, digest: str, part: ByteRange, sep: str) -> "str | PartFailure":
     from structperc.io.segmented import iter_raw_lines
 
     try:
         seg = cached_model(digest, blob)
         return "".join(sep.join(words) + "\n" for words in seg.segment_lines(iter_raw_lines([part.source()])))
     except InputError as exc:
-        return Failure.of(exc, part)
+        return PartFailure.of(exc, part)
 
 
 # ---------------------------------------------------------------------------- driver
@@ -114,7 +114,7 @@ def _run(client: Any, items: Iterable[Any], func: Any, blob: bytes, digest: str,
             if isinstance(head, BaseException):
                 raise head
             result = head.result()
-            if isinstance(result, Failure):
+            if isinstance(result, PartFailure):
                 raise result.error()
             out.write(result)
     finally:

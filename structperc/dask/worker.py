@@ -6,33 +6,7 @@ import hashlib
 import os
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 from typing import Any
-
-from structperc.errors import InputError
-from structperc.io.parts import ByteRange
-
-
-@dataclass
-class Failure:
-    """An `InputError` on a worker, returned rather than raised (a task that raises has Dask log a traceback
-    beside the one line the user is owed), as the driver raises it: file and line of the whole input, not of
-    the part the worker read."""
-
-    reason: str
-    path: str | None
-    line: int | None
-
-    @classmethod
-    def of(cls, exc: InputError, part: ByteRange) -> "Failure":
-        line = exc.line
-        if line is not None and exc.path == part.name:
-            line += part.lines_before()
-        return cls(exc.reason, exc.path, line)
-
-    def error(self) -> InputError:
-        return InputError(self.reason, self.path, self.line)
-
 
 _CACHE: "OrderedDict[str, Any]" = OrderedDict()
 _LOADS: Counter = Counter()

@@ -241,3 +241,24 @@ def input_parts(source: Any, lines: bool, parts: int | None, threads: int, part_
             return file_parts(source, lines, 2 * threads, part_bytes, MIN_PART_BYTES)
         return file_parts(source, lines, parts, part_bytes)
     return stream_parts(source, lines, part_bytes)
+
+
+@dataclass
+class PartFailure:
+    """An `InputError` on the worker that read a part, returned rather than raised (a task that raises has Dask
+    log a traceback beside the one line the user is owed), as the driver raises it: file and line of the whole
+    input, not of the part the worker read."""
+
+    reason: str
+    path: str | None
+    line: int | None
+
+    @classmethod
+    def of(cls, exc: InputError, part: ByteRange) -> "PartFailure":
+        line = exc.line
+        if line is not None and exc.path == part.name:
+            line += part.lines_before()
+        return cls(exc.reason, exc.path, line)
+
+    def error(self) -> InputError:
+        return InputError(self.reason, self.path, self.line)

@@ -178,6 +178,7 @@ _OPTIONS = (
     Option("mixing", "--mixing", None, OneOf(MIXINGS, _choices(MIXINGS))),
     Option("seeds", "--seeds", None, Seeds()),
     Option("seed_average"),  # a seed-averaging run whose seeds are checked already (`Tagger.fit(seeds=…)`)
+    Option("cws_command"),  # `structperc train --task cws` (`commands.train`): a Segmenter from segmented text
     Option("vote", "--vote", None, Encodings()),
     # declared for their labels; their values are the task preset's, the rules' or a path's
     Option("task", "--task"), Option("scheme", "--scheme"), Option("encoding", "--encoding"),
@@ -316,11 +317,6 @@ RULES: tuple[Rule, ...] = (
     Rule("two_stage_new_tagger", lambda g: g.two_stage and g.get("init_model"),
          "--two-stage is for training a new tagger (two_stage): a two-stage model does not continue training "
          "(init_model, --init-model; partial_fit): train it again on all the data", usage=True),
-    # a segmenter reads segmented text (words between spaces) and makes its own columns and tags
-    Rule("cws_reads_words", lambda g: g.get("task") == "cws" and not g.get("segmenter") and [
-        spelled(name) for name in ("columns", "tag_column", "scheme") if g.get(name) is not None],
-         lambda g, found: f"word segmentation (--task cws) reads segmented text, words separated by spaces, and "
-                          f"makes its own columns and tags: leave out {', '.join(found)}", usage=True),
     Rule("seed_average_not_cws", lambda g: g.averages and g.segmenter,
          "seed averaging (seeds, --seeds) is for taggers, not for word segmentation (--task cws)", usage=True),
     Rule("vote_spans", lambda g: g.get("vote") and (g.segmenter or (g.task is not None and g.task.metric != "span")),
@@ -392,6 +388,12 @@ RULES: tuple[Rule, ...] = (
          lambda g, found: "seed averaging (seeds, --seeds) trains every member on one process for the same epochs "
                           "(--epochs, or the first seed's pick on --dev-split), a new tagger from the first seed: "
                           f"leave out {', '.join(found)}", usage=True),
+    # after what a segmenter cannot do at all: it reads segmented text (words between spaces), makes its own
+    # columns and tags
+    Rule("cws_reads_words", lambda g: g.get("cws_command") and [
+        spelled(name) for name in ("columns", "tag_column", "scheme") if g.get(name) is not None],
+         lambda g, found: f"word segmentation (--task cws) reads segmented text, words separated by spaces, and "
+                          f"makes its own columns and tags: leave out {', '.join(found)}", usage=True),
     # the sklearn face's own, once the labels' scheme is known (``resolved``: "auto" read on the labels)
     Rule("sklearn_encoding_needs_spans", lambda g: g.get("encoding") is not None and g.get("resolved") is not None
          and not g.get("span"),
