@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from structperc import predict
-from structperc.features.instances import check_tags_match, split_tags
+from structperc.features.instances import check_span_tags, check_tags_match, split_tags
 from structperc.features.task import Task
 from structperc.io.corpus import Corpus
 from structperc.metrics import tagging_report
@@ -39,10 +39,13 @@ class Assessment:
         raise NotImplementedError
 
     def gold_corpus(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> Corpus:
-        """``X`` read with its gold tags, refused if they are another task's (see `evaluate`)."""
+        """``X`` read with its gold tags, refused if they are another task's (see `evaluate`), or, for a span
+        task, if some are not tags of its scheme (``?``, ``FOO`` among IOB2 tags: scored as a span type ``_``,
+        and a traceback from seqeval's strict mode), naming the first one's line."""
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         check_tags_match(corpus, self.labels_, self.task_)
+        check_span_tags(corpus, self.task_)
         return corpus
 
     def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False,

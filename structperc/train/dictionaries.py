@@ -49,6 +49,9 @@ def dictionary_learner(corpus: Corpus, task: Task, template_lines: list[str], ba
     if classes is not None or (base is None and set(AmbiguityClasses.columns) & reads):
         learners.append(AmbiguityLearner(corpus, task.token_column, task.tag_column, unknown_tag, classes))
     cluster_map = next((p for p in old if isinstance(p, ClusterMap)), None)
+    if clusters is not None and base is None and not set(CLUSTER_COLUMNS) & reads:
+        raise InputError(f"the templates read no word cluster column ({', '.join(CLUSTER_COLUMNS)}): the clusters "
+                         "(--clusters) would only be stored; give template lines that read them (clu4[0], clu6[-1], …)")
     if cluster_map is None and clusters is not None:
         cluster_map = clusters if isinstance(clusters, ClusterMap) else read_paths(clusters, word=task.token_column)
     elif clusters is None and base is None and set(CLUSTER_COLUMNS) & reads:

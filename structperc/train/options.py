@@ -310,8 +310,8 @@ RULES: tuple[Rule, ...] = (
     Rule("order2_not_cws", lambda g: g.get("order", 1) == 2 and g.get("task") == "cws" and not g.get("segmenter"),
          "--order 2 (order=2) is for taggers, not for word segmentation (--task cws)", usage=True),
     Rule("order2_new_tagger", lambda g: g.get("order", 1) == 2 and g.get("init_model"),
-         "--order 2 is for training a new tagger (order=2): continued training (init_model, --init-model; "
-         "partial_fit) is not available for second-order models: train a new one", usage=True),
+         f"continued training (init_model, --init-model; partial_fit) is not available for {_ORDER2}: train a new "
+         "model"),
     Rule("two_stage_not_cws", lambda g: g.two_stage and g.segmenter,
          "--two-stage (two_stage) is for taggers, not for word segmentation (--task cws)", usage=True),
     Rule("two_stage_new_tagger", lambda g: g.two_stage and g.get("init_model"),

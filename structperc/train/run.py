@@ -333,7 +333,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
 
     New attributes and new labels are added (existing ids are remapped, weights move with them).
     Training starts from the current (averaged) weights; the averaging restarts, so the result is
-    the average of the weights after each instance of *this* training.
+    the average of the weights after each instance of *this* training. With ``dev``, the new weights'
+    temperature is fitted on it; without, the model is uncalibrated (the old temperature was the old weights').
     """
     if not isinstance(model.features, FeatureIndex):
         raise InputError("continued training needs a model of templates over columns; refit a "
@@ -357,6 +358,8 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
                          model.params.get("seed", 0))
     fitted.model.provenance.update(continued_from=dict(model.provenance), n_sentences=len(corpus),
                                    n_tokens=corpus.n_tokens)
+    if dev is not None:  # as a new model's run: the temperature of the new weights (the old one fits the old)
+        fitted.model.calibration = calibrate(fitted.model, dev)
     return fitted
 
 

@@ -65,6 +65,19 @@ def test_tags_outside_the_span_scheme_are_refused_with_their_line(tmp_path):
     assert_clean_error(r, f"{path}:{line}: ", "tag 'garbage' is not an iob2 tag")
 
 
+@pytest.mark.parametrize("strict", [[], ["--strict"]])
+@pytest.mark.parametrize("tag", ["?", "FOO"])
+def test_gold_tags_outside_the_span_scheme_are_refused_by_eval(tmp_path, chunker, tag, strict):
+    """eval scored '?' as a span type '_' (and 'FOO' as 'OO'); with --strict, seqeval's KeyError: a traceback."""
+    bad = [list(s) for s in CHUNKS]
+    bad[1][2] = ("ran", "VBD", tag)
+    path = tmp_path / "gold.txt"
+    path.write_text(conll_text(bad), encoding="utf-8")
+    line = len(CHUNKS[0]) + 1 + 3
+    assert_clean_error(run("eval", "--model", chunker, path, *strict), f"{path}:{line}: ",
+                       f"tag {tag!r} is not an iob2 tag")
+
+
 @pytest.mark.parametrize("plot, message", [("curve.txt", "'.txt' is none of them"), ("curve", "no suffix"),
                                            (".", "not a folder")])
 def test_a_plot_that_cannot_be_written_fails_before_training_and_keeps_the_model(tmp_path, chunk_file, chunker,

@@ -71,3 +71,11 @@ def test_cluster_templates_without_a_clusters_file_are_refused():
     X, y = _xy(POS)
     with pytest.raises(InputError, match="give a clusters file"):
         Tagger(task="pos", columns=["word", "pos"], epochs=1, template=["w[0]", "clu4[0]"]).fit(X, y)
+
+
+def test_a_clusters_file_no_template_reads_is_refused(paths):
+    """The task presets read no cluster column: a clusters file was stored in the model, read by nothing."""
+    X, y = _xy(POS)
+    with pytest.raises(InputError, match=r"^the templates read no word cluster column \(clu4, .*\): the clusters "
+                                         r"\(--clusters\) would only be stored"):
+        Tagger(task="pos", columns=["word", "pos"], epochs=1).fit(X, y, clusters=paths)

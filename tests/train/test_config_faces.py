@@ -113,8 +113,8 @@ CASES = [
          cli=["--lexicon", "TRAIN"], commands={"lexicon": "TRAIN"}),
     Case("order 2 for a segmenter", "--order 2 (order=2) is for taggers, not for word segmentation (--task cws)",
          cli=["--task", "cws", "--order", "2"], commands={"task": "cws", "order": 2}),
-    Case("order 2 continued", "--order 2 is for training a new tagger (order=2): continued training (init_model, "
-         "--init-model; partial_fit) is not available for second-order models: train a new one",
+    Case("order 2 continued", "continued training (init_model, --init-model; partial_fit) is not available for "
+         "second-order transitions (order=2, --order 2): train a new model",
          cli=["--init-model", "NO-MODEL", "--order", "2"], commands={"init_model": "NO-MODEL", "order": 2}),
     Case("two stages for a segmenter", "--two-stage (two_stage) is for taggers, not for word segmentation (--task "
          "cws)", cli=["--task", "cws", "--two-stage"], commands={"task": "cws", "two_stage": True}),

@@ -120,6 +120,18 @@ def test_tags_without_a_span_type_are_compared_as_they_are(task, tag):
     assert "A" in tagger.partial_fit([["a", "c"]], [["A", "X"]], epochs=1, add_labels=True).labels_
 
 
+def test_continued_training_with_dev_fits_the_new_weights_temperature(tmp_path):
+    """``--init-model`` with ``--dev`` fitted no temperature (and the model lost its old one), where a new
+    model's run with ``--dev`` fits it: the README's promise for --dev."""
+    data = tmp_path / "toy.txt"
+    data.write_text(conll_text(TOY), encoding="utf-8")
+    tagger = Tagger(task="chunk", columns=["word", "pos", "chunk"], epochs=2, seed=0).fit(str(data), dev=str(data))
+    assert tagger.calibration_ is not None
+    tagger.partial_fit(str(data), epochs=1, dev=str(data))
+    assert tagger.calibration_ is not None and tagger.calibration_["temperature"] > 0
+    assert tagger.partial_fit(str(data), epochs=1).calibration_ is None  # no held-out data: uncalibrated
+
+
 def test_add_labels_without_init_model_is_refused(tmp_path):
     proc = cli("train", "--train", sample(tmp_path), "--columns", "word,pos,chunk", "--add-labels",
                "--model", tmp_path / "m")
