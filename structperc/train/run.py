@@ -27,6 +27,7 @@ from structperc.features.index import FeatureIndex, compact_features
 from structperc.features.instances import (
     Instances,
     SharedFeatures,
+    check_span_tags,
     corpus_digest,
     data_tags,
     extended_instances,
@@ -341,6 +342,7 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
                          "StructuredPerceptron with fit()")
     validate({"order": 2 if model.weights.order2 is not None else 1, "init_model": "the model"})
     task, old = model.task, model.weights
+    check_span_tags(corpus, task, model.params.get("unknown_tag", "?"))  # as a new model's data: no label 'UNK'
     label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
                                                                model.labels,
                                                                model.params.get("unknown_tag", "?"))

@@ -132,6 +132,21 @@ def test_continued_training_with_dev_fits_the_new_weights_temperature(tmp_path):
     assert tagger.partial_fit(str(data), epochs=1).calibration_ is None  # no held-out data: uncalibrated
 
 
+def test_continued_training_refuses_tags_outside_the_span_scheme(tmp_path):
+    """With ``add_labels``, a tag 'UNK' among IOB2 tags (meant as --unknown-tag, which a continued model keeps as
+    its own) became a label the model then predicted; a new model's training refuses it, naming its line."""
+    data = tmp_path / "toy.txt"
+    data.write_text(conll_text(TOY), encoding="utf-8")
+    tagger = Tagger(task="chunk", columns=["word", "pos", "chunk"], epochs=1, seed=0).fit(str(data))
+    bad = [list(s) for s in TOY]
+    bad[0][1] = (bad[0][1][0], bad[0][1][1], "UNK")
+    more = tmp_path / "more.txt"
+    more.write_text(conll_text(bad), encoding="utf-8")
+    with pytest.raises(InputError, match=f"^{more}:2: tag 'UNK' is not an iob2 tag"):
+        tagger.partial_fit(str(more), epochs=1, add_labels=True)
+    assert "UNK" not in tagger.labels_
+
+
 def test_add_labels_without_init_model_is_refused(tmp_path):
     proc = cli("train", "--train", sample(tmp_path), "--columns", "word,pos,chunk", "--add-labels",
                "--model", tmp_path / "m")
