@@ -9,7 +9,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from structperc import predict
-from structperc.features.instances import check_span_tags, check_tags_match, split_tags
+from structperc.errors import InputError
+from structperc.features.instances import check_span_tags, check_tags_match, hidden_tags, split_tags
 from structperc.features.task import Task
 from structperc.io.corpus import Corpus
 from structperc.metrics import tagging_report
@@ -38,14 +39,20 @@ class Assessment:
     def predict_corpus(self, corpus: Corpus, allowed: np.ndarray | None = None) -> list[str]:
         raise NotImplementedError
 
-    def gold_corpus(self, X: Any, y: Sequence[Sequence[str]] | None = None) -> Corpus:
+    def gold_corpus(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, partial: bool = True) -> Corpus:
         """``X`` read with its gold tags, refused if they are another task's (see `evaluate`), or, for a span
-        task, if some are not tags of its scheme (``?``, ``FOO`` among IOB2 tags: scored as a span type ``_``,
-        and a traceback from seqeval's strict mode), naming the first one's line."""
+        task, if some are not tags of its scheme (``FOO`` among IOB2 tags: scored as a span type ``OO``, and a
+        traceback from seqeval's strict mode), naming the first one's line; the model's unknown tag (``?``,
+        partial labels) only where ``partial`` (calibration reads the known tags; a score needs them all)."""
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         check_tags_match(corpus, self.labels_, self.task_)
-        check_span_tags(corpus, self.task_)
+        unknown = self.model_.params.get("unknown_tag", "?")
+        check_span_tags(corpus, self.task_, unknown)
+        hidden = None if partial else hidden_tags(corpus, self.task_, unknown)
+        if hidden is not None:
+            raise InputError(f"tag {unknown!r} is the unknown tag (partial labels): a score needs every gold tag",
+                             corpus.where(int(np.flatnonzero(hidden)[0])))
         return corpus
 
     def evaluate(self, X: Any, y: Sequence[Sequence[str]] | None = None, *, strict: bool = False,
@@ -53,7 +60,7 @@ class Assessment:
         """A report on gold-tagged data: span P/R/F1 per type (span tasks) or token accuracy, and
         (``calibration``) the expected calibration error of the token confidence (first-order models: a
         second-order one has no marginals)."""
-        corpus = self.gold_corpus(X, y)
+        corpus = self.gold_corpus(X, y, partial=False)
         gold = list(corpus.sentences(self.task_.tag_column))
         pred = split_tags(self.predict_corpus(corpus), corpus.sent_ptr)
         report = tagging_report(gold, pred, self.task_, strict=strict)

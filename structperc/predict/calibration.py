@@ -89,11 +89,18 @@ def _unknown(model: Model) -> str | None:
 
 def gold_ids(model: Model, corpus: Corpus) -> np.ndarray:
     """Gold label ids (model scheme) of a gold-tagged corpus; −1 for tags the model does not know
-    and for unknown tags (partially labelled held-out data)."""
+    and for unknown tags (partially labelled held-out data). A model learning in another scheme than its data's
+    (IOBES for IOB2) reads a token's label off its neighbours' tags too (``B-X`` is ``S-X`` when no ``I-X``
+    follows; an ``I-X`` after an unknown tag may start a span): beside an unknown tag that label is unknown as
+    well, and −1 (converted across the unknown tag, it made a known ``B-X`` an ``S-X``: the temperature fitted
+    on 30 % hidden chunk tags was 14.1 against 7.6 on the same file fully tagged)."""
     ids = model.label_set.encode(model_tags(corpus, model.task), unknown=-1)
     hidden = hidden_tags(corpus, model.task, _unknown(model))
     if hidden is not None:
         ids[hidden] = -1
+        if model.task.model_scheme != model.task.scheme:
+            ids[:-1][hidden[1:]] = -1
+            ids[1:][hidden[:-1]] = -1
     return ids
 
 

@@ -66,16 +66,16 @@ def test_tags_outside_the_span_scheme_are_refused_with_their_line(tmp_path):
 
 
 @pytest.mark.parametrize("strict", [[], ["--strict"]])
-@pytest.mark.parametrize("tag", ["?", "FOO"])
-def test_gold_tags_outside_the_span_scheme_are_refused_by_eval(tmp_path, chunker, tag, strict):
+@pytest.mark.parametrize("tag, message", [("?", "tag '?' is the unknown tag (partial labels): a score needs every "
+                                                "gold tag"), ("FOO", "tag 'FOO' is not an iob2 tag")])
+def test_gold_tags_outside_the_span_scheme_are_refused_by_eval(tmp_path, chunker, tag, message, strict):
     """eval scored '?' as a span type '_' (and 'FOO' as 'OO'); with --strict, seqeval's KeyError: a traceback."""
     bad = [list(s) for s in CHUNKS]
     bad[1][2] = ("ran", "VBD", tag)
     path = tmp_path / "gold.txt"
     path.write_text(conll_text(bad), encoding="utf-8")
     line = len(CHUNKS[0]) + 1 + 3
-    assert_clean_error(run("eval", "--model", chunker, path, *strict), f"{path}:{line}: ",
-                       f"tag {tag!r} is not an iob2 tag")
+    assert_clean_error(run("eval", "--model", chunker, path, *strict), f"{path}:{line}: ", message)
 
 
 @pytest.mark.parametrize("plot, message", [("curve.txt", "'.txt' is none of them"), ("curve", "no suffix"),
