@@ -68,6 +68,15 @@ def test_an_empty_batch_gives_empty_results(ner):
         Tagger().predict([])
 
 
+def test_empty_sentences_of_a_model_reading_several_columns():
+    """A two-column model refused ``[[]]`` and ``explain([])`` with "give each token as a tuple": there was no
+    token to give; a one-column model answered them."""
+    two = Tagger(task="chunk", columns=["word", "pos", "chunk"], template=["w[0]", "pos[0]"], epochs=1).fit(
+        [[("He", "PRP"), ("ran", "VBD")]], [["B-NP", "B-VP"]])
+    assert two.predict([[]]) == [[]] and two.predict([[], [("He", "PRP")]])[0] == []
+    assert two.explain([]) == {"tokens": [], "score": 0.0, "end": 0.0}
+
+
 # ------------------------------------------------------------------ k best
 def _brute_force_data_sequences(tagger: Tagger, sentence: list[str]) -> int:
     """How many distinct data-tag sequences the model's label paths read as (every path of the lattice)."""
