@@ -134,10 +134,13 @@ def read_dataset(X: Any, y: Any, task: Columns, request: Request) -> Corpus:
     from structperc.io.hf import corpus_from_dataset
 
     m = request.dataset_columns or {}
-    return corpus_from_dataset(X, token_column=task.token_column, tokens=m.get("tokens", "tokens"),
-                               tags=m.get("tags") if request.need_tags or m.get("tags") in
-                               X.column_names else None,
-                               tag_column=task.tag_column, features=m.get("features"))
+    tokens, tags, features = m.get("tokens", "tokens"), m.get("tags"), m.get("features")
+    if not features:  # the task's other input columns, where the dataset has a column of that name ("pos")
+        features = {c: c for c in task.inputs if c not in (task.token_column, task.tag_column, tokens, tags)
+                    and c in X.column_names}
+    return corpus_from_dataset(X, token_column=task.token_column, tokens=tokens,
+                               tags=tags if request.need_tags or tags in X.column_names else None,
+                               tag_column=task.tag_column, features=features)
 
 
 def read_token_lists(X: Any, y: Any, task: Columns, request: Request) -> Corpus:

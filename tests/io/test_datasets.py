@@ -249,6 +249,14 @@ def test_template_column_missing_from_dataset(data):
         Tagger.train(data["ds_train"], tags="chunk_tags", template="crfsuite", epochs=1)
 
 
+def test_a_column_named_as_the_task_reads_it_is_read_without_features(data, from_conll):
+    """A dataset with a ``pos`` column: training read only the tokens (no ``features`` mapping: the command line
+    has none), left the preset's POS lines out and warned that the data had no such column."""
+    model = Tagger.train(data["str_train"], tags="chunk", template="crfsuite", epochs=3)
+    assert model.predict(data["str_test"]) == from_conll.predict(data["conll_test"])
+    assert model.template_lines_ == from_conll.template_lines_
+
+
 def test_predict_on_dataset_without_token_column(data, from_dataset):
     with pytest.raises(InputError, match="no column 'tokens'"):
         from_dataset.predict(data["ds_test"].rename_column("tokens", "words"))
