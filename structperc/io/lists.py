@@ -50,7 +50,7 @@ def from_lists(X: Sequence, y: Any, task: Columns, reads: set[str] | None,
             raise InputError(f"sentence {si} is a string: give each sentence as a list of tokens")
     sents = [list(s) for s in X]
     first = next((s[0] for s in sents if s), None)
-    if first is None:  # no token at all (empty sentences): no shape to check, every column empty
+    if not any(sents):  # no token at all (empty sentences): no shape to check, every column empty
         cols: dict[str, list[list[str]]] = {name: [[] for _ in sents] for name in needed}
     elif not isinstance(first, (tuple, list)):
         inputs = needed
