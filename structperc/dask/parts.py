@@ -95,7 +95,7 @@ def summarize(corpus: Corpus | PartFailure, columns: list[str], task: Task, unkn
         return corpus
     if hidden_tags(corpus, task, unknown) is not None:
         return PartFailure(f"unknown tags ({unknown!r}, partial labels) are not supported when the workers read the "
-                       "training input", corpus.source, None)
+                           "training input", corpus.source, None)
     return PartSummary(list(corpus.columns), FeatureIndex([]).column_values(corpus, columns),
                        sorted(set(model_tags(corpus, task))), len(corpus), corpus.n_tokens, corpus_digest(corpus))
 

@@ -52,7 +52,6 @@ _URL_CHARS = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%"
 # the last character excludes punctuation that ends a sentence more often than a URL
 _URL = (r"(?:(?:https?|ftp)://|www\.)[" + _URL_CHARS + r"]*[A-Za-z0-9\-_~/#@$&*+=%]")
 _EMAIL = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
-_WHOLE = re.compile(f"{_URL}|{_EMAIL}")  # what `_first_whole` finds, in one pattern (quadratic: see there)
 _URL_RE = re.compile(_URL)
 _EMAIL_AT = re.compile(_EMAIL.split("@", 1)[1])  # an address's domain, matched at its "@"
 _LOCAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")  # an address's user part
@@ -176,7 +175,7 @@ def whole_spans(text: str, ends: Sequence[int] | np.ndarray = ()) -> list[tuple[
         k = int(np.searchsorted(ends, span[0], side="right"))
         limit = int(ends[k]) if k < len(ends) else n
         if span[1] > limit:  # found across a piece end: search again within the piece
-            span = _first_whole(text, span[0], limit)
+            span = _first_whole(text, span[0], limit, _URL_RE.search(text, span[0], limit))
             if span is None:
                 pos = limit
                 continue
@@ -185,16 +184,14 @@ def whole_spans(text: str, ends: Sequence[int] | np.ndarray = ()) -> list[tuple[
     return out
 
 
-def _first_whole(text: str, pos: int, endpos: int, url: re.Match | None | bool = True) -> tuple[int, int] | None:
-    """The span `_WHOLE.search(text, pos, endpos)` finds, in time linear in the text: the first URL or e-mail
-    address from ``pos`` (a URL where both start at one place). The pattern searched as such tries every start
+def _first_whole(text: str, pos: int, endpos: int, url: re.Match | None) -> tuple[int, int] | None:
+    """The span that ``re.search(f"{_URL}|{_EMAIL}", …)`` from ``pos`` to ``endpos`` finds, in time linear in the
+    text: the first URL or e-mail address (a URL where both start at one place). That pattern tries every start
     of a run of letters and digits as an address's user part and reads on to the run's end looking for its
     "@": 28 s on a line of 100,000 letters, and a batch of English lines, its spaces taken out, is one such
     run. An address's user part is the whole run of user-part characters before an "@" (from ``pos`` on), so
     only the "@"s are tried: the run before each is found by a step back, its domain matched from there.
-    ``url``: the first URL from ``pos`` to ``endpos`` when the caller has it (None: there is none), else found."""
-    if url is True:
-        url = _URL_RE.search(text, pos, endpos)
+    ``url``: the first URL from ``pos`` to ``endpos`` (None: there is none), which the caller keeps between calls."""
     first = url.start() if url else endpos  # an address starting at or after the URL is not the first
     at = text.find("@", pos, endpos)
     while at >= 0:

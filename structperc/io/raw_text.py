@@ -215,15 +215,13 @@ def _pieces(nlp: Language, texts: Iterable[str]) -> Iterator[Any]:
         words: list[str] = []
         spaces: list[bool] = []
         at = 0
-        for m in long.finditer(text):
-            for token in nlp.make_doc(text[at:m.start()]):
+        for m in [*long.finditer(text), None]:  # None: the text after the last stretch
+            for token in nlp.make_doc(text[at:m.start() if m else len(text)]):
                 words.append(token.text)
                 spaces.append(bool(token.whitespace_))
-            words.extend(text[a:min(a + LONG_STRETCH, m.end())] for a in range(m.start(), m.end(), LONG_STRETCH))
-            spaces.extend(False for _ in range(m.start(), m.end(), LONG_STRETCH))
-            at = m.end()
-        for token in nlp.make_doc(text[at:]):
-            words.append(token.text)
-            spaces.append(bool(token.whitespace_))
+            if m:
+                cuts = range(m.start(), m.end(), LONG_STRETCH)
+                words.extend(text[a:min(a + LONG_STRETCH, m.end())] for a in cuts)
+                spaces.extend(False for _ in cuts)
+                at = m.end()
         yield Doc(nlp.vocab, words=words, spaces=spaces)
-

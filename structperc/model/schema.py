@@ -168,6 +168,12 @@ class Model:
         """τ of p(path) ∝ exp(score / τ): the calibrated one, else 1."""
         return float(self.calibration["temperature"]) if self.calibration else 1.0
 
+    @property
+    def unknown_tag(self) -> str | None:
+        """The marker of an unknown gold tag (partial labels) in its data; ``"?"`` for models saved before partial
+        labels; None: no marker."""
+        return self.params.get("unknown_tag", "?")
+
 
 #: The key of each kind of learnt dictionary in ``extra`` (a model may hold several: `Dictionaries`).
 _DICTIONARY_KEYS = (("gazetteer", Gazetteer), ("cws", SegmentationDictionary), ("ambiguity", AmbiguityClasses),

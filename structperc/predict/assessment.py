@@ -47,7 +47,7 @@ class Assessment:
         self._check_fitted()
         corpus = self._corpus(X, y, need_tags=True)
         check_tags_match(corpus, self.labels_, self.task_)
-        unknown = self.model_.params.get("unknown_tag", "?")
+        unknown = self.model_.unknown_tag
         check_span_tags(corpus, self.task_, unknown)
         hidden = None if partial else hidden_tags(corpus, self.task_, unknown)
         if hidden is not None:

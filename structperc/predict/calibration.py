@@ -83,10 +83,6 @@ def _caller_level() -> int:
     return level
 
 
-def _unknown(model: Model) -> str | None:
-    return model.params.get("unknown_tag", "?")
-
-
 def gold_ids(model: Model, corpus: Corpus) -> np.ndarray:
     """Gold label ids (model scheme) of a gold-tagged corpus; −1 for tags the model does not know
     and for unknown tags (partially labelled held-out data). A model learning in another scheme than its data's
@@ -95,7 +91,7 @@ def gold_ids(model: Model, corpus: Corpus) -> np.ndarray:
     well, and −1 (converted across the unknown tag, it made a known ``B-X`` an ``S-X``: the temperature fitted
     on 30 % hidden chunk tags was 14.1 against 7.6 on the same file fully tagged)."""
     ids = model.label_set.encode(model_tags(corpus, model.task), unknown=-1)
-    hidden = hidden_tags(corpus, model.task, _unknown(model))
+    hidden = hidden_tags(corpus, model.task, model.unknown_tag)
     if hidden is not None:
         ids[hidden] = -1
         if model.task.model_scheme != model.task.scheme:
@@ -119,7 +115,7 @@ def calibration_report(model: Model, corpus: Corpus, temperature: float | None =
     predicted, conf = confidence_of(model, probs, ids, corpus.sent_ptr)
     gold = corpus.columns[model.task.tag_column]
     correct = np.fromiter((p == g for p, g in zip(predicted, gold)), dtype=bool, count=len(gold))
-    hidden = hidden_tags(corpus, model.task, _unknown(model))
+    hidden = hidden_tags(corpus, model.task, model.unknown_tag)
     if hidden is not None:  # unknown gold tags (partial labels) are neither right nor wrong
         conf, correct = conf[~hidden], correct[~hidden]
     return {"temperature": tau, "fitted": model.calibration is not None or temperature is not None,

@@ -38,6 +38,8 @@ from structperc.version import __version__
 STATIC = Path(__file__).resolve().parent / "static"
 log = logging.getLogger("structperc.serve")
 
+#: The validation error type of a string that is not valid Unicode (answered 400, not 422: `_answer_errors`).
+LONE_SURROGATE = "lone_surrogate"
 
 
 def _unicode(text: str) -> str:
@@ -53,7 +55,6 @@ def _unicode(text: str) -> str:
     return text
 
 
-LONE_SURROGATE = "lone_surrogate"
 #: A request's strings: valid Unicode.
 Text = Annotated[StrictStr, AfterValidator(_unicode)]
 Token = Union[Text, List[Text]]

@@ -342,10 +342,9 @@ def continue_training(model: Model, corpus: Corpus, dev: Corpus | None, *, epoch
                          "StructuredPerceptron with fit()")
     validate({"order": 2 if model.weights.order2 is not None else 1, "init_model": "the model"})
     task, old = model.task, model.weights
-    check_span_tags(corpus, task, model.params.get("unknown_tag", "?"))  # as a new model's data: no label 'UNK'
-    label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features,
-                                                               model.labels,
-                                                               model.params.get("unknown_tag", "?"))
+    check_span_tags(corpus, task, model.unknown_tag)  # as a new model's data: no label 'UNK'
+    label_set, data, state_map, trans_map = extended_instances(corpus, task, model.features, model.labels,
+                                                               model.unknown_tag)
     L = len(label_set)
     label_map = label_set.encode(model.labels).astype(np.int64)
     rows = np.append(label_map, L)  # the <bos> row moves to the new last row
